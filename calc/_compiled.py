@@ -323,6 +323,8 @@ def params_indexer(s):
 
 
 def params_components(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -535,32 +537,33 @@ def params_components(s):
     _t63 = H_v + _t60
     _t64 = L_dn*d
     _t65 = H_la*L_la*d_la
-    _t66 = _t65*d
-    _t67 = L_rw*d_rw
-    _t68 = _t67*d
-    _t69 = d**2
-    _t70 = d*d_gr
-    _t71 = L_gr*(_t70 + d_gr)
-    _t72 = L_gr*d_gr
-    _t73 = 2*d_gr
-    _t74 = H_ml*L_ml
-    _t75 = _t74*d*d_mk
-    _t76 = _t74*d_mv
-    _t77 = _t76*d
-    _t78 = 2*H_ml
-    _t79 = b_sc*d
-    _t80 = _t19*h_kv
-    _t81 = i_glu + 1
-    _t82 = b_ff*d_ff
-    _t83 = d*d_ff
-    _t84 = _t81*(_t82 + _t83)
-    _t85 = _t83 + b_ff*d
-    _t86 = _t45*d_ff
-    _t87 = E + E_0
-    _t88 = d*(i_glu + 2)
-    _t89 = 3*_t48
-    _t90 = _t46*p_le
-    _t91 = _t46*i_au
+    _t66 = 3*d
+    _t67 = _t65*d
+    _t68 = L_rw*d_rw
+    _t69 = _t68*d
+    _t70 = d**2
+    _t71 = d*d_gr
+    _t72 = L_gr*(_t71 + d_gr)
+    _t73 = L_gr*d_gr
+    _t74 = 2*d_gr
+    _t75 = H_ml*L_ml
+    _t76 = _t75*d*d_mk
+    _t77 = _t75*d_mv
+    _t78 = _t77*d
+    _t79 = 2*H_ml
+    _t80 = b_sc*d
+    _t81 = _t19*h_kv
+    _t82 = i_glu + 1
+    _t83 = b_ff*d_ff
+    _t84 = d*d_ff
+    _t85 = _t82*(_t83 + _t84)
+    _t86 = _t84 + b_ff*d
+    _t87 = _t45*d_ff
+    _t88 = E + E_0
+    _t89 = d*(i_glu + 2)
+    _t90 = 3*_t48
+    _t91 = _t46*p_le
+    _t92 = _t46*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -616,59 +619,59 @@ def params_components(s):
         'deltanet/gates': L_dn*(H_v*_t62 + H_v + _t59*i_cg),
         'deltanet/norm': L_dn*d_lv,
         'deltanet/out': _t60*_t64,
-        'lightning/qkv': 3*_t66,
-        'lightning/gate': _t66,
-        'lightning/out': _t66,
+        'lightning/qkv': _t65*_t66,
+        'lightning/gate': _t67,
+        'lightning/out': _t67,
         'lightning/norm': _t65,
-        'rwkv/key': _t68,
-        'rwkv/value': _t68,
-        'rwkv/receptance': _t68,
-        'rwkv/output': _t68,
-        'rwkv/gate': L_rw*_t69,
-        'rwkv/decay': 2*_t67,
+        'rwkv/key': _t69,
+        'rwkv/value': _t69,
+        'rwkv/receptance': _t69,
+        'rwkv/output': _t69,
+        'rwkv/gate': L_rw*_t70,
+        'rwkv/decay': 2*_t68,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t71,
-        'griffin/x': _t71,
-        'griffin/conv': _t72*(k_gr + 1),
-        'griffin/gates': L_gr*(_t73*w_gr + _t73),
-        'griffin/decay': _t72,
-        'griffin/out': L_gr*(_t70 + d),
-        'mlstm/q': _t75,
-        'mlstm/k': _t75,
-        'mlstm/v': _t77,
-        'mlstm/ogate': _t77,
-        'mlstm/gates': L_ml*(_t78*d + _t78),
-        'mlstm/norm': _t76,
-        'mlstm/out': _t77,
-        'conv/in': L_sc*(3*_t69 + 3*_t79),
+        'griffin/y': _t72,
+        'griffin/x': _t72,
+        'griffin/conv': _t73*(k_gr + 1),
+        'griffin/gates': L_gr*(_t74*w_gr + _t74),
+        'griffin/decay': _t73,
+        'griffin/out': L_gr*(_t71 + d),
+        'mlstm/q': _t76,
+        'mlstm/k': _t76,
+        'mlstm/v': _t78,
+        'mlstm/ogate': _t78,
+        'mlstm/gates': L_ml*(_t79*d + _t79),
+        'mlstm/norm': _t77,
+        'mlstm/out': _t78,
+        'conv/in': L_sc*(3*_t70 + 3*_t80),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t69 + _t79),
+        'conv/out': L_sc*(_t70 + _t80),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t80*d,
+        'cross_attention/kv': L_xa*_t81*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t84 + L_dw*(_t81*(2*_t82 + 2*_t83) - _t84),
-        'mlp/down': L_dense*_t85 + L_dw*_t83,
+        'mlp/up': L_dense*_t85 + L_dw*(_t82*(2*_t83 + 2*_t84) - _t85),
+        'mlp/down': L_dense*_t86 + L_dw*_t84,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t86 + L_dw*_t86,
-        'moe/router': L_moe*(_t87*b_router + _t87*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t88*d_e + b_ff*(_t81*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t88*d_s + b_ff*(_t81*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t87 + L_dw*_t87,
+        'moe/router': L_moe*(_t88*b_router + _t88*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t89*d_e + b_ff*(_t82*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t89*d_s + b_ff*(_t82*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t48*i_mn + _t89*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t49*_t80),
-        'shared_block/mlp': M_sb*(_t84 + _t85 + n_act),
-        'shared_block/norms': M_sb*_t89,
-        'shared_block/projection': L_sb*_t69,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t80 + 6*d) + r_sb*(_t81*d_ff + d)),
+        'moe/norm': L_moe*(_t48*i_mn + _t90*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t49*_t81),
+        'shared_block/mlp': M_sb*(_t85 + _t86 + n_act),
+        'shared_block/norms': M_sb*_t90,
+        'shared_block/projection': L_sb*_t70,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t81 + 6*d) + r_sb*(_t82*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t90,
-        'per_layer_embeddings/layers': 2*_t90,
+        'per_layer_embeddings/projection': _t91,
+        'per_layer_embeddings/layers': 2*_t91,
         'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t91,
-        'altup/projections': _t69*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t91,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t92,
+        'altup/projections': _t70*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t92,
         'laurel/layers': 2*_t46*r_lr,
         'laurel/norms': _t47*i_lr,
         'embedding/token': V*d_emb,
@@ -678,13 +681,17 @@ def params_components(s):
         'position_bias': h*n_pb,
         'embedding_projection': _t49*d_emb*i_proj,
         'hyper_connections/head': _t50*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t66,
         'final_norm': _t48*i_norm_final,
+        'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t48 + _t69 + b_ph*d),
+        'prediction_head': i_ph*(_t48 + _t70 + b_ph*d),
     }
 
 
 def params_summary(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -923,47 +930,50 @@ def params_summary(s):
     )
     _t86 = L_kvs - L_kvs2
     _t87 = L_rw*d_rw
-    _t88 = 5*d
-    _t89 = H_la*L_la*d_la
-    _t90 = H_ml*L_ml*d_mv
-    _t91 = L*d
-    _t92 = 2*H_k*d_lk
-    _t93 = H_v*d_lv
-    _t94 = _t48 + _t93
-    _t95 = H_v + _t93
-    _t96 = b_moe*d
-    _t97 = h*i_sink
-    _t98 = i_rel*(2*_t22 + _t23)
-    _t99 = 4*i_diff
-    _t100 = _t99*d_qk
-    _t101 = E_a*_t0
-    _t102 = L*_t59
-    _t103 = _t59*n_norm
-    _t104 = _t7*i_sub
-    _t105 = _t104*d_ff
-    _t106 = _t104*_t17
-    _t107 = (
-        H_v*_t47*d
-        + L*_t103
+    _t88 = 3*d
+    _t89 = 5*d
+    _t90 = H_la*L_la*d_la
+    _t91 = H_ml*L_ml*d_mv
+    _t92 = L*d
+    _t93 = 2*H_k*d_lk
+    _t94 = H_v*d_lv
+    _t95 = _t48 + _t94
+    _t96 = H_v + _t94
+    _t97 = b_moe*d
+    _t98 = h*i_sink
+    _t99 = i_rel*(2*_t22 + _t23)
+    _t100 = 4*i_diff
+    _t101 = _t100*d_qk
+    _t102 = E_a*_t0
+    _t103 = L*_t59
+    _t104 = _t59*n_norm
+    _t105 = _t7*i_sub
+    _t106 = _t105*d_ff
+    _t107 = _t105*_t17
+    _t108 = (
+        C_cen*d
+        + D_tg*_t88
+        + H_v*_t47*d
+        + L*_t104
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t101
-        + L_att2*_t104*_t4
+        + L_att2*_t100*d_qk2
+        + L_att2*_t102
+        + L_att2*_t105*_t4
         + L_att2*_t44
-        + L_att2*_t99*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t105
+        + L_dense*_t106
         + L_dense*_t46
         + L_dense*_t51
         + L_dense*n_act
-        + L_dn*d*(_t49*_t95 + _t92 + _t94*i_gf + _t95)
-        + L_dn*i_cg*(_t75*r_g + _t94*r_g)
-        + L_dn*k_dn*(_t92 + _t93)
+        + L_dn*d*(_t49*_t96 + _t93 + _t95*i_gf + _t96)
+        + L_dn*i_cg*(_t75*r_g + _t95*r_g)
+        + L_dn*k_dn*(_t93 + _t94)
         + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t105
+        + L_dw*_t106
         + L_dw*_t45
         + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
         + L_gr*(_t53 + d)
@@ -977,9 +987,9 @@ def params_summary(s):
         + L_moe*_t58
         + L_moe*_t61
         + L_moe*_t63
-        + L_moe*_t96
+        + L_moe*_t97
         + L_rw*_t64
-        + L_rw*_t88
+        + L_rw*_t89
         + L_sb*_t64
         + L_sb*(i_sba*r_sb*(_t22 + _t66 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
@@ -1000,16 +1010,16 @@ def params_summary(s):
         + M_sb*_t60
         + M_sb*_t76
         + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
-        + _t100*_t15
         + _t101*_t15
-        + _t102*i_au
-        + _t102*i_lr
-        + _t106*_t15
+        + _t102*_t15
+        + _t103*i_au
+        + _t103*i_lr
+        + _t107*_t15
         + _t15*_t79
         + _t15*_t82
         + _t15*_t85
-        + _t15*_t97
         + _t15*_t98
+        + _t15*_t99
         + _t30*d
         + _t47
         + _t52*(k_gr + 1)
@@ -1018,65 +1028,67 @@ def params_summary(s):
         + _t59*i_norm_final
         - _t59*(1 - i_n0)
         + _t64*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t91 + p_le)
+        + _t7*i_le*(_t92 + p_le)
         + _t75*d_emb*i_proj
         + _t75*r_ng*(L + L_moe)
         - _t78*_t86
         - _t85*_t86
         + 4*_t87*d
         + 2*_t87
-        + _t88*_t89
-        + _t89
-        + 3*_t90*d
+        + _t88*_t91
+        + _t89*_t90
         + _t90
-        + _t91*i_au
-        + 3*_t91*p_le
-        + 2*_t91*r_lr
+        + _t91
+        + _t92*i_au
+        + 3*_t92*p_le
+        + 2*_t92*r_lr
         + b_oL*d
         + h*n_pb
         + i_hc
         + i_ph*(_t59 + _t64 + b_ph*d)
         + n_hc
     )
-    _t108 = (
+    _t109 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t107
+        + _t108
         + _t15*_t20
         + _t15*_t25
     )
-    _t109 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t110 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t109
+    _t110 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t111 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t110
     return {
-        'total': _t108 + _t110,
-        'embedding': _t109,
-        'non_embedding': _t108,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t107 + _t110 + _t15*_t19 + _t15*_t24,
+        'total': _t109 + _t111,
+        'embedding': _t110,
+        'non_embedding': _t109,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t108 + _t111 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t60
             + 2*M*_t64
             + M*(
-                _t100
-                + _t101
-                + _t103
-                + _t106
+                _t101
+                + _t102
+                + _t104
+                + _t107
                 + _t20
                 + _t25
                 + _t55*i_dsa
                 + _t79
                 + _t82
                 + _t85
-                + _t97
                 + _t98
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t96)
-                + (1 - i_moe)*(_t105 + _t76)
+                + _t99
+                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t97)
+                + (1 - i_moe)*(_t106 + _t76)
             )
         ),
     }
 
 
 def flops_forward_components(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1107,6 +1119,7 @@ def flops_forward_components(s):
     L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
@@ -1135,6 +1148,7 @@ def flops_forward_components(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -1234,6 +1248,7 @@ def flops_forward_components(s):
     _t56 = 2*L_sb
     _t57 = L*_t45
     _t58 = n_au**2
+    _t59 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1307,12 +1322,16 @@ def flops_forward_components(s):
         'laurel/layers': _t57*r_lr,
         'norm_gates': _t22*r_ng*(_t50 + _t54),
         'embedding_projection': _t45*d_emb*i_proj,
-        'lm_head': 2*V_o*d_emb,
+        'drafter/projections': D_tg*_t31,
+        'centroid_head': C_cen*_t22,
+        'lm_head': V_cen*_t59 + V_o*_t59*(1 - i_cen),
         'prediction_head': _t38*i_ph,
     }
 
 
 def flops(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1350,6 +1369,7 @@ def flops(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     c = s['c']
     d = s['d']
@@ -1380,6 +1400,7 @@ def flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -1421,129 +1442,133 @@ def flops(s):
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
-    _t0 = L_gr*d_gr
-    _t1 = L_rw*d_rw
-    _t2 = 4*d
-    _t3 = H_ml*L_ml
-    _t4 = _t2*_t3
-    _t5 = 6*d
-    _t6 = 2*d
-    _t7 = 2*d_in
-    _t8 = L_ssm*_t7
-    _t9 = d**2
-    _t10 = 2*_t9
-    _t11 = 2*n_hc**2
-    _t12 = 2*L_att2
-    _t13 = E_a*d*i_moa
+    _t0 = 2*d
+    _t1 = 6*d
+    _t2 = L_gr*d_gr
+    _t3 = L_rw*d_rw
+    _t4 = 2*d_emb
+    _t5 = 4*d
+    _t6 = H_ml*L_ml
+    _t7 = _t5*_t6
+    _t8 = 2*d_in
+    _t9 = L_ssm*_t8
+    _t10 = d**2
+    _t11 = 2*_t10
+    _t12 = n_hc**2
+    _t13 = E_a*_t0*i_moa
     _t14 = H_la*L_la
     _t15 = H_v*d_lv
-    _t16 = L_dn*_t6
+    _t16 = L_dn*_t0
     _t17 = 2*L_moe
     _t18 = d_qk*h
-    _t19 = _t18*_t6
+    _t19 = _t0*_t18
     _t20 = L_xa*i_img
     _t21 = d_v*h
-    _t22 = _t21*d
-    _t23 = i_glu + 2
-    _t24 = _t23*_t6*d_ff
-    _t25 = 2*L_sb
-    _t26 = _t23*d
-    _t27 = L_att - L_att2
-    _t28 = 2*_t27
-    _t29 = _t8*(1 - i_m2)
-    _t30 = 2*N_s
-    _t31 = G_s*_t30
-    _t32 = 2*L
-    _t33 = 2*H_k*d_lk
-    _t34 = 2*L_dn
-    _t35 = H_v*d_lk + _t15
-    _t36 = n_au**2
-    _t37 = d_qk + d_v
-    _t38 = _t37*h_kv
-    _t39 = _t38*_t6
-    _t40 = _t11*i_hcm
-    _t41 = 1 - i_og
-    _t42 = d_v2*h2
-    _t43 = d*g_o*r_o
+    _t22 = i_glu + 2
+    _t23 = _t0*_t22*d_ff
+    _t24 = _t22*d
+    _t25 = L_att - L_att2
+    _t26 = _t9*(1 - i_m2)
+    _t27 = 2*N_s
+    _t28 = G_s*_t27
+    _t29 = 2*L
+    _t30 = 2*H_k*d_lk
+    _t31 = 2*L_dn
+    _t32 = H_v*d_lk + _t15
+    _t33 = n_au**2
+    _t34 = _t21*d
+    _t35 = d_qk + d_v
+    _t36 = _t35*h_kv
+    _t37 = _t0*_t36
+    _t38 = 2*L_sb
+    _t39 = _t12*i_hcm
+    _t40 = 1 - i_og
+    _t41 = d_v2*h2
+    _t42 = d*g_o*r_o
+    _t43 = 2*L_att2
     _t44 = d_qk2*h2
     _t45 = d*(1 - i_qlora)
     _t46 = i_lg + 1
     _t47 = 1 - i_gh
     _t48 = 2*i_lg
     _t49 = d*(1 - i_lg)
-    _t50 = H_v + _t15
-    _t51 = d*(1 - i_mla)
-    _t52 = (
-        2*_t51*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t50 = 2*_t25
+    _t51 = H_v + _t15
+    _t52 = d*(1 - i_mla)
+    _t53 = (
+        2*_t52*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t53 = (
-        2*_t51*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t37 - d_rope))
+    _t54 = (
+        2*_t52*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
     )
-    _t54 = L_xa*T_img
+    _t55 = L_xa*T_img
     return {
         'weights_per_token': (
-            L*_t2*r_lr
-            + L*_t5*p_le
-            + L_att2*_t52
-            + L_dense*_t24
+            C_cen*_t0
+            + D_tg*_t1
+            + L*_t1*p_le
+            + L*_t5*r_lr
+            + L_att2*_t13
+            + L_att2*_t53
+            + L_dense*_t23
             + 7*L_dn*_t15*d_lk
-            + L_dw*_t24
+            + L_dw*_t23
             + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t52
-            + L_rw*_t10
-            + L_sb*_t10
-            + L_sc*_t6*k_sc
-            + 8*L_sc*_t9
+            - L_kvs2*_t53
+            + L_rw*_t11
+            + L_sb*_t11
+            + L_sb*_t23
+            + L_sc*_t0*k_sc
+            + 8*L_sc*_t10
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t31))
-            + 2*L_ssm*k_s*(_t31*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
-            + R_dt*_t29
-            + 2*V_o*d_emb
-            + _t0*_t5
-            + 2*_t0*k_gr
-            + 4*_t0*w_gr
-            + 3*_t0
-            + 8*_t1*d
-            + 9*_t1
-            + _t10*i_ph
-            + _t10*(-2*i_au + 2*n_au)
-            + _t11*d
-            + _t12*_t13
-            + _t12*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
-            + _t12*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
-            + _t12*(_t41*_t42*d + i_og*(_t42*r_o + _t43))
-            + _t13*_t28
+            + L_ssm*_t0*(_t8 + i_m2*(H_s + _t28))
+            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
+            - L_xa*_t23*(1 - i_img)
+            + R_dt*_t26
+            + V_cen*_t4
+            + V_o*_t4*(1 - i_cen)
+            + _t0*_t12
+            + _t0*_t20*_t21
+            + _t0*r_ng*(_t17 + _t29)
+            + _t1*_t2
+            + _t1*_t6*d_mv
+            + _t11*i_ph
+            + _t11*(-2*i_au + 2*n_au)
+            + _t13*_t25
             + 10*_t14*d*d_la
             + 5*_t14*d_la**2
             + _t15*_t16
-            + _t16*(_t33 + _t35*i_gf + _t50*(1 - i_cg) + _t50)
-            + _t17*_t26*d_e*k
+            + _t16*(_t30 + _t32*i_gf + _t51*(1 - i_cg) + _t51)
+            + _t17*_t24*d_e*k
             + _t17*d*(E + E_0)
-            + _t17*(E_s*_t26*d_s + d*i_shared_gate)
+            + _t17*(E_s*_t24*d_s + d*i_shared_gate)
             + _t19*_t20
-            + _t2*d_emb*i_proj
-            + 2*_t20*_t22
-            + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t38 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t39)
-            + _t27*_t53
-            + _t28*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
-            + _t28*(_t18*_t45 + i_qlora*(_t18*_t46*r_q + d*r_q))
-            + _t28*(_t22*_t41 + i_og*(_t21*r_o + _t43))
-            + _t29*(R_dt + _t30)
-            + _t3*_t5*d_mv
-            + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t40*d + d*n_hc*(_t40 + 4*n_hc))
-            + _t32*(_t36*d + _t36 + 2*d*n_au + n_au**3)
-            + _t34*i_cg*(_t35*r_g + _t6*r_g)
-            + _t34*k_dn*(_t15 + _t33)
-            + _t4*d_mk
-            + _t4
-            - _t53*(L_kvs - L_kvs2)
-            + _t6*r_ng*(_t17 + _t32)
-            + _t8*d
+            + 2*_t2*k_gr
+            + 4*_t2*w_gr
+            + 3*_t2
+            + _t25*_t54
+            + _t26*(R_dt + _t27)
+            + _t29*(_t0*_t39 + d*n_hc*(2*_t39 + 4*n_hc))
+            + _t29*(_t33*d + _t33 + 2*d*n_au + n_au**3)
+            + 8*_t3*d
+            + 9*_t3
+            + _t31*i_cg*(_t0*r_g + _t32*r_g)
+            + _t31*k_dn*(_t15 + _t30)
+            + _t38*(i_sba*r_sb*(_t1 + _t18 + _t36) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t38*(_t19 + _t34 + _t37)
+            + _t43*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
+            + _t43*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
+            + _t43*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
+            + _t5*d_emb*i_proj
+            + _t50*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
+            + _t50*(_t18*_t45 + i_qlora*(_t18*_t46*r_q + d*r_q))
+            + _t50*(_t34*_t40 + i_og*(_t21*r_o + _t42))
+            - _t54*(L_kvs - L_kvs2)
+            + 5*_t6*d_mk*(d_mv + 1)
+            + _t7*d_mk
+            + _t7
+            + _t9*d
         ),
         'attention_per_sequence': (
             L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
@@ -1605,8 +1630,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t39*_t54,
-        'cross_scores_per_sequence': 2*T*_t37*_t54*h,
+        'image_kv_per_sequence': _t37*_t55,
+        'cross_scores_per_sequence': 2*T*_t35*_t55*h,
         'inference_attention_per_token': (
             2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1628,6 +1653,8 @@ def flops(s):
 
 
 def rules_train_per_token(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -1859,37 +1886,40 @@ def rules_train_per_token(s):
     _t80 = i_qlora*r_q
     _t81 = _t57*d
     _t82 = L_rw*d_rw
-    _t83 = 30*d
-    _t84 = _t0*_t3
-    _t85 = H_la*L_la*d_la
-    _t86 = H_ml*d_mv
-    _t87 = L*i_au
-    _t88 = 2*H_k*d_lk
-    _t89 = H_v*d_lv
-    _t90 = _t39 + _t89
-    _t91 = H_v + _t89
-    _t92 = L_dn*_t0
-    _t93 = L*d
-    _t94 = 12*d
-    _t95 = 24*i_diff
-    _t96 = E_a*_t0*i_moa
-    _t97 = L*_t84
-    _t98 = _t3*i_sub
-    _t99 = _t98*d_ff
-    _t100 = L_xa*_t0
-    _t101 = (
-        H_ml*L_ml*_t94*d_mk
+    _t83 = 18*d
+    _t84 = 30*d
+    _t85 = _t0*_t3
+    _t86 = H_la*L_la*d_la
+    _t87 = H_ml*d_mv
+    _t88 = L*i_au
+    _t89 = 2*H_k*d_lk
+    _t90 = H_v*d_lv
+    _t91 = _t39 + _t90
+    _t92 = H_v + _t90
+    _t93 = L_dn*_t0
+    _t94 = L*d
+    _t95 = 12*d
+    _t96 = 24*i_diff
+    _t97 = E_a*_t0*i_moa
+    _t98 = L*_t85
+    _t99 = _t3*i_sub
+    _t100 = _t99*d_ff
+    _t101 = L_xa*_t0
+    _t102 = (
+        C_cen*_t0
+        + D_tg*_t83
+        + H_ml*L_ml*_t95*d_mk
         + L_att2*_t8
-        + L_att2*_t95*d_qk2
-        + L_att2*_t96
+        + L_att2*_t96*d_qk2
+        + L_att2*_t97
         + 12*L_gr*(_t47 + d_gr)
         + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t86*d
+        + L_ml*_t83*_t87
         + L_moe*_t0*b_moe
         + L_rw*_t56
-        + L_rw*_t83
+        + L_rw*_t84
         + L_sb*_t56
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
@@ -1897,14 +1927,16 @@ def rules_train_per_token(s):
         + 12*L_xa
         + 18*M_sb*_t53
         + _t0*_t14
-        + _t0*_t87
+        + _t0*_t88
         + _t0*b_oL
-        + _t100*_t57
-        + _t100*_t58
-        + _t100*_t69
+        + _t100*_t35
+        + _t100*_t44
+        + _t101*_t57
+        + _t101*_t58
+        + _t101*_t69
         + _t13*_t76
         - _t13*_t9
-        + _t19*_t28*_t98
+        + _t19*_t28*_t99
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1918,23 +1950,21 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t93 + p_le)
+        + 6*_t3*i_le*(_t94 + p_le)
         + _t35*_t37
         + _t35*_t43
-        + _t35*_t99
         + _t35*n_act
         + _t36*_t44
         + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + _t90*r_g)
-        + _t38*k_dn*(_t88 + _t89)
+        + _t38*i_cg*(_t71*r_g + _t91*r_g)
+        + _t38*k_dn*(_t89 + _t90)
         + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t99
         + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
         + _t45*(_t47 + d)
         + _t45*(_t48*w_gr + _t48)
         + _t46*(k_gr + 1)
         + _t46
-        + _t50*_t86
+        + _t50*_t87
         + _t50*(_t49*d + _t49)
         + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
         + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
@@ -1950,14 +1980,14 @@ def rules_train_per_token(s):
         + _t61*(b_ssm*d + d*d_in)
         + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
         + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t77*_t98
+        + _t69*_t77*_t99
         + _t72*(_t37 + _t43 + n_act)
         + _t72*(_t57*_t71 + _t58*_t71 + _t70)
         + _t73*_t76*i_sink
         + _t73*n_pb
         - 6*_t75*_t9
-        + _t76*_t95*d_qk
-        + _t76*_t96
+        + _t76*_t96*d_qk
+        + _t76*_t97
         + _t77*i_rel*(2*_t57 + _t81)
         + _t77*(_t18*(_t57*i_qk_proj + _t74) + _t75)
         + _t77*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
@@ -1967,33 +1997,33 @@ def rules_train_per_token(s):
         )
         + 24*_t82*d
         + 12*_t82
-        + _t83*_t85
-        + _t84*_t87
-        + _t84*i_norm_emb
-        + _t84*i_norm_final
-        - _t84*(1 - i_n0)
-        + 6*_t85
-        + _t89*_t92
-        + _t92*(_t40*_t91 + _t88 + _t90*i_gf + _t91)
-        + 18*_t93*p_le
-        + 12*_t93*r_lr
-        + _t94*d_emb*i_proj
-        + _t94*r_ng*(L + L_moe)
-        + _t97*i_lr
-        + _t97*n_norm
+        + _t84*_t86
+        + _t85*_t88
+        + _t85*i_norm_emb
+        + _t85*i_norm_final
+        - _t85*(1 - i_n0)
+        + 6*_t86
+        + _t90*_t93
+        + _t93*(_t40*_t92 + _t89 + _t91*i_gf + _t92)
+        + 18*_t94*p_le
+        + 12*_t94*r_lr
+        + _t95*d_emb*i_proj
+        + _t95*r_ng*(L + L_moe)
+        + _t98*i_lr
+        + _t98*n_norm
         + 6*i_hc
         + 6*i_ph*(_t53 + _t55 + b_ph*d)
         + 6*n_hc
     )
-    _t102 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t101
-    _t103 = T*_t32
-    _t104 = T*_t57
-    _t105 = 3*T
-    _t106 = 4*T
+    _t103 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t102
+    _t104 = T*_t32
+    _t105 = T*_t57
+    _t106 = 3*T
+    _t107 = 4*T
     return {
-        '6N': P*_t0 + _t102,
-        'kaplan': _t101 + _t103*_t19 + _t104*_t77,
-        'palm': 12*L_att2*_t103 + _t102 + 12*_t104*_t76,
+        '6N': P*_t0 + _t103,
+        'kaplan': _t102 + _t104*_t19 + _t105*_t77,
+        'palm': 12*L_att2*_t104 + _t103 + 12*_t105*_t76,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2001,11 +2031,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t105*h2 + _t106*_t32 + 8*_t33)
+            3*L_att2*(_t106*h2 + _t107*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t76*(_t105*h + _t106*_t57 + 8*_t81)
-            + _t94*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t76*(_t106*h + _t107*_t57 + 8*_t81)
+            + _t95*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -2192,6 +2222,7 @@ def memory_states(s):
 
 
 def memory_activations(s):
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_s = s['E_s']
@@ -2225,12 +2256,14 @@ def memory_activations(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -2607,7 +2640,8 @@ def memory_activations(s):
         ),
         'embedding': (
             T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_au*q_a*(n_au - 1)
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
@@ -2623,7 +2657,8 @@ def memory_activations(s):
             T*b*d*i_head*i_ph*q_a*(3 - i_frozen)/n_cp
             + i_head*(M + 1)*(
                 T*b*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -2670,6 +2705,7 @@ def memory_buffers(s):
 
 
 def memory(s):
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_s = s['E_s']
@@ -2712,12 +2748,14 @@ def memory(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_down = s['a_down']
     a_g = s['a_g']
     a_gate = s['a_gate']
     a_k = s['a_k']
     a_o = s['a_o']
+    a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -3198,7 +3236,8 @@ def memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_au*q_a*(n_au - 1)
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
@@ -3211,7 +3250,8 @@ def memory(s):
             + 2*T*d_qk*i_hf*i_rope*q_a
             + i_head*(M + 1)*(
                 T*b*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -3697,7 +3737,8 @@ def memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_au*q_a*(n_au - 1)
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
@@ -3709,7 +3750,8 @@ def memory(s):
             )/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -3720,6 +3762,8 @@ def memory(s):
 
 
 def finetune_counts(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -3752,6 +3796,7 @@ def finetune_counts(s):
     R_dt = s['R_dt']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -3779,6 +3824,8 @@ def finetune_counts(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -4017,6 +4064,9 @@ def finetune_counts(s):
         'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
         'lora/altup_projections': _t49*a_altup_projections,
         'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
+        'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
+        'lora/post_projection': a_post_projection*r_a*(D_tg + d),
+        'lora/centroids': a_centroids*r_a*(C_cen + d),
         'adapters': (
             E*L_moe*a_experts*r_a*(d + d_e)*(i_glu + 2)
             + 2*L*a_correction_coefs*i_au*n_au*r_a
@@ -4042,6 +4092,7 @@ def finetune_counts(s):
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+            + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4073,6 +4124,8 @@ def finetune_counts(s):
                 + L_ssm*(d + d_in)
             )
             + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + a_post_projection*r_a*(D_tg + d)
+            + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -4118,6 +4171,7 @@ def finetune_counts(s):
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+            + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4150,6 +4204,8 @@ def finetune_counts(s):
                 + L_ssm*(d + d_in)
             )
             + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + a_post_projection*r_a*(D_tg + d)
+            + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -4175,6 +4231,8 @@ def finetune_counts(s):
 
 
 def finetune_states(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -4220,6 +4278,7 @@ def finetune_states(s):
     R_dt = s['R_dt']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -4247,6 +4306,8 @@ def finetune_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -4372,6 +4433,7 @@ def finetune_states(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4403,6 +4465,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4560,6 +4624,7 @@ def finetune_states(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4591,6 +4656,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4682,6 +4749,7 @@ def finetune_states(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4715,6 +4783,8 @@ def finetune_states(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4760,6 +4830,7 @@ def finetune_states(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4793,6 +4864,8 @@ def finetune_states(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -4862,6 +4935,7 @@ def finetune_states(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4893,6 +4967,8 @@ def finetune_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -4918,6 +4994,8 @@ def finetune_states(s):
 
 
 def finetune_memory(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -4977,9 +5055,11 @@ def finetune_memory(s):
     R_dt = s['R_dt']
     T = s['T']
     T_img = s['T_img']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -5007,6 +5087,8 @@ def finetune_memory(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -5165,6 +5247,7 @@ def finetune_memory(s):
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_altup_projections*(-i_au + n_au)
             + a_altup_unembed_projections*(-i_au + n_au)
+            + a_centroids
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
@@ -5177,6 +5260,8 @@ def finetune_memory(s):
             + a_o*(L_att + L_xa*i_img)
             + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
             + a_per_layer_model_projection*i_le
+            + a_post_projection
+            + a_pre_projection
             + a_q*(L_att + L_ml + L_xa*i_img)
             + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
@@ -5217,6 +5302,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -5229,6 +5315,8 @@ def finetune_memory(s):
                 + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
@@ -5507,7 +5595,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*b*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_au*q_a*(n_au - 1)
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
@@ -5617,7 +5706,8 @@ def finetune_memory(s):
             )
             + i_head*(M + 1)*(
                 T*b*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -5733,6 +5823,7 @@ def finetune_memory(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5766,6 +5857,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5811,6 +5904,7 @@ def finetune_memory(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5844,6 +5938,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -5890,6 +5986,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5921,6 +6018,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -5966,6 +6065,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5997,6 +6097,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6228,6 +6330,7 @@ def finetune_memory(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6261,6 +6364,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -6306,6 +6411,7 @@ def finetune_memory(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6339,6 +6445,8 @@ def finetune_memory(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -6385,6 +6493,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6416,6 +6525,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6461,6 +6572,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6492,6 +6604,8 @@ def finetune_memory(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -6544,6 +6658,7 @@ def finetune_memory(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
@@ -6556,6 +6671,8 @@ def finetune_memory(s):
                 + a_o*(L_att + L_xa*i_img)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
@@ -6821,7 +6938,8 @@ def finetune_memory(s):
                 )
             )/n_cp
             + T*n_tp**(-i_sp)*(i_dual + n_pp)*(i_vp*(n_pp - 1)/(n_pp*n_vp) + 1)*(
-                d*i_au*q_a*(n_au - 1)
+                D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
+                + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
@@ -6833,7 +6951,8 @@ def finetune_memory(s):
             )/n_cp
             + i_head*(M + 1)*(
                 T*(
-                    V_o*q_L
+                    V_cen*(d*q_a + 8)
+                    + V_o*q_L
                     + d*i_keep_head*(4 - 4*i_hf)
                     + i_hf*(d*i_keep_head*q_a + i_norm_final*(d*q_a*(1 - i_frozen) + 4*d + 4))
                 )/n_cp
@@ -6844,6 +6963,8 @@ def finetune_memory(s):
 
 
 def finetune_flops(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -6880,9 +7001,11 @@ def finetune_flops(s):
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -6910,6 +7033,8 @@ def finetune_flops(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -6949,6 +7074,7 @@ def finetune_flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -7020,6 +7146,7 @@ def finetune_flops(s):
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_altup_projections*d*r_a*(-i_au + n_au)
             + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+            + 2*a_centroids*r_a*(C_cen + d)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7052,6 +7179,8 @@ def finetune_flops(s):
                 + L_ssm*(d + d_in)
             )
             + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + 2*a_post_projection*r_a*(D_tg + d)
+            + 2*a_pre_projection*r_a*(2*D_tg + d)
             + 2*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -7108,6 +7237,7 @@ def finetune_flops(s):
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 4*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + 2*a_centroids*r_a*(C_cen + d)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7142,6 +7272,8 @@ def finetune_flops(s):
                         + L_ssm*(d + d_in)
                     )
                     + 2*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + 2*a_post_projection*r_a*(D_tg + d)
+                    + 2*a_pre_projection*r_a*(2*D_tg + d)
                     + 2*a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -7162,7 +7294,9 @@ def finetune_flops(s):
                     + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
                 )
                 + (3 - i_frozen)*(
-                    2*E_a*L_att2*d*i_moa
+                    2*C_cen*d
+                    + 6*D_tg*d
+                    + 2*E_a*L_att2*d*i_moa
                     + 2*E_a*d*i_moa*(L_att - L_att2)
                     + 10*H_la*L_la*d*d_la
                     + 4*H_ml*L_ml*d*d_mk
@@ -7222,7 +7356,8 @@ def finetune_flops(s):
                     - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
-                    + 2*V_o*d_emb
+                    + 2*V_cen*d_emb
+                    + 2*V_o*d_emb*(1 - i_cen)
                     + 2*d**2*i_ph
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
@@ -7356,6 +7491,8 @@ def finetune_flops(s):
 
 
 def optimizer_states(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -7391,6 +7528,7 @@ def optimizer_states(s):
     V_o = s['V_o']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -7418,6 +7556,8 @@ def optimizer_states(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -7717,6 +7857,7 @@ def optimizer_states(s):
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
+                + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
@@ -7725,6 +7866,8 @@ def optimizer_states(s):
                 + a_o*(L_att + L_xa)
                 + a_out_proj*(L_dn + L_la + L_ml + L_sc + L_ssm)
                 + a_per_layer_model_projection*i_le
+                + a_post_projection
+                + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa)
                 + a_up*(L_dense + L_moe*_minimum(1, E_s))
                 + a_v*(
@@ -7759,6 +7902,7 @@ def optimizer_states(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7790,6 +7934,8 @@ def optimizer_states(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -7836,6 +7982,7 @@ def optimizer_states(s):
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 8*a_altup_projections*d*r_a*(-i_au + n_au)
             + 8*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+            + 4*a_centroids*r_a*(C_cen + d)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7867,6 +8014,8 @@ def optimizer_states(s):
                 + L_ssm*(d + d_in)
             )
             + 4*a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+            + 4*a_post_projection*r_a*(D_tg + d)
+            + 4*a_pre_projection*r_a*(2*D_tg + d)
             + 4*a_q*r_a*(
                 L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                 + L_ml*(H_ml*d_mk + d)
@@ -7891,6 +8040,8 @@ def optimizer_states(s):
 
 
 def offload(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
@@ -7935,6 +8086,7 @@ def offload(s):
     R_dt = s['R_dt']
     a_altup_projections = s['a_altup_projections']
     a_altup_unembed_projections = s['a_altup_unembed_projections']
+    a_centroids = s['a_centroids']
     a_correction_coefs = s['a_correction_coefs']
     a_down = s['a_down']
     a_dt_proj = s['a_dt_proj']
@@ -7962,6 +8114,8 @@ def offload(s):
     a_per_layer_input_gate = s['a_per_layer_input_gate']
     a_per_layer_model_projection = s['a_per_layer_model_projection']
     a_per_layer_projection = s['a_per_layer_projection']
+    a_post_projection = s['a_post_projection']
+    a_pre_projection = s['a_pre_projection']
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
@@ -8087,6 +8241,7 @@ def offload(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8118,6 +8273,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -8184,6 +8341,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8217,6 +8375,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8282,6 +8442,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8315,6 +8476,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8380,6 +8543,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8413,6 +8577,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8577,6 +8743,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8610,6 +8777,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8774,6 +8943,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8807,6 +8977,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -8973,6 +9145,7 @@ def offload(s):
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                         + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                        + a_centroids*r_a*(C_cen + d)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9008,6 +9181,8 @@ def offload(s):
                             + L_ssm*(d + d_in)
                         )
                         + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                        + a_post_projection*r_a*(D_tg + d)
+                        + a_pre_projection*r_a*(2*D_tg + d)
                         + a_q*r_a*(
                             L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                             + L_ml*(H_ml*d_mk + d)
@@ -9070,6 +9245,7 @@ def offload(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9101,6 +9277,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -9161,6 +9339,7 @@ def offload(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9192,6 +9371,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -9254,6 +9435,7 @@ def offload(s):
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9285,6 +9467,8 @@ def offload(s):
                     + L_ssm*(d + d_in)
                 )
                 + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                + a_post_projection*r_a*(D_tg + d)
+                + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
                     L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                     + L_ml*(H_ml*d_mk + d)
@@ -9448,6 +9632,7 @@ def offload(s):
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
+                    + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9481,6 +9666,8 @@ def offload(s):
                         + L_ssm*(d + d_in)
                     )
                     + a_per_layer_model_projection*i_le*r_a*(L*p_le + d)
+                    + a_post_projection*r_a*(D_tg + d)
+                    + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
                         L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
                         + L_ml*(H_ml*d_mk + d)
@@ -9507,6 +9694,8 @@ def offload(s):
 
 
 def precision(s):
+    C_cen = s['C_cen']
+    D_tg = s['D_tg']
     E_a = s['E_a']
     E_s = s['E_s']
     G_s = s['G_s']
@@ -9535,6 +9724,7 @@ def precision(s):
     L_xa = s['L_xa']
     N_s = s['N_s']
     R_dt = s['R_dt']
+    V_cen = s['V_cen']
     V_o = s['V_o']
     d = s['d']
     d_I = s['d_I']
@@ -9563,6 +9753,7 @@ def precision(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
+    i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -9597,51 +9788,51 @@ def precision(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
-    _t0 = 2*V_o
-    _t1 = 4*d
-    _t2 = H_ml*L_ml
-    _t3 = _t1*_t2
-    _t4 = 6*d
-    _t5 = L_gr*d_gr
-    _t6 = 2*d_in
-    _t7 = L_ssm*_t6
-    _t8 = d**2
-    _t9 = 2*_t8
-    _t10 = 2*n_hc**2
-    _t11 = 2*L_att2
-    _t12 = E_a*d*i_moa
+    _t0 = 2*d
+    _t1 = 6*d
+    _t2 = 2*d_emb
+    _t3 = 4*d
+    _t4 = H_ml*L_ml
+    _t5 = _t3*_t4
+    _t6 = L_gr*d_gr
+    _t7 = 2*d_in
+    _t8 = L_ssm*_t7
+    _t9 = d**2
+    _t10 = 2*_t9
+    _t11 = n_hc**2
+    _t12 = E_a*_t0*i_moa
     _t13 = H_v*d_lv
-    _t14 = 2*d
-    _t15 = L_dn*_t14
-    _t16 = d_qk*h
-    _t17 = _t14*_t16
-    _t18 = L_xa*i_img
-    _t19 = d_v*h
-    _t20 = _t19*d
-    _t21 = i_glu + 2
-    _t22 = _t14*_t21*d_ff
-    _t23 = 2*L_sb
-    _t24 = _t21*d
-    _t25 = 2*L_moe
-    _t26 = L_att - L_att2
-    _t27 = 2*_t26
-    _t28 = _t7*(1 - i_m2)
-    _t29 = 2*L
-    _t30 = 2*N_s
-    _t31 = H_v*d_lk + _t13
-    _t32 = n_au**2
-    _t33 = d_qk + d_v
-    _t34 = _t33*h_kv
-    _t35 = _t10*i_hcm
-    _t36 = 1 - i_og
-    _t37 = d_v2*h2
-    _t38 = d*g_o*r_o
-    _t39 = d_qk2*h2
-    _t40 = d*(1 - i_qlora)
-    _t41 = i_lg + 1
-    _t42 = 1 - i_gh
-    _t43 = 2*i_lg
-    _t44 = d*(1 - i_lg)
+    _t14 = L_dn*_t0
+    _t15 = d_qk*h
+    _t16 = _t0*_t15
+    _t17 = L_xa*i_img
+    _t18 = d_v*h
+    _t19 = i_glu + 2
+    _t20 = _t0*_t19*d_ff
+    _t21 = 2*L_moe
+    _t22 = _t19*d
+    _t23 = L_att - L_att2
+    _t24 = _t8*(1 - i_m2)
+    _t25 = 2*L
+    _t26 = 2*N_s
+    _t27 = H_v*d_lk + _t13
+    _t28 = n_au**2
+    _t29 = _t18*d
+    _t30 = d_qk + d_v
+    _t31 = _t30*h_kv
+    _t32 = 2*L_sb
+    _t33 = _t11*i_hcm
+    _t34 = 1 - i_og
+    _t35 = d_v2*h2
+    _t36 = d*g_o*r_o
+    _t37 = 2*L_att2
+    _t38 = d_qk2*h2
+    _t39 = d*(1 - i_qlora)
+    _t40 = i_lg + 1
+    _t41 = 1 - i_gh
+    _t42 = 2*i_lg
+    _t43 = d*(1 - i_lg)
+    _t44 = 2*_t23
     _t45 = H_v + _t13
     _t46 = d*(1 - i_mla)
     _t47 = (
@@ -9649,60 +9840,63 @@ def precision(s):
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
     _t48 = (
-        2*_t46*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
+        2*_t46*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t30 - d_rope))
     )
     _t49 = (
-        10*H_la*L_la*d*d_la
-        + L*_t1*r_lr
-        + L*_t4*p_le
+        C_cen*_t0
+        + D_tg*_t1
+        + 10*H_la*L_la*d*d_la
+        + L*_t1*p_le
+        + L*_t3*r_lr
+        + L_att2*_t12
         + L_att2*_t47
-        + L_dense*_t22
-        + 2*L_dn*i_cg*(_t14*r_g + _t31*r_g)
-        + L_dw*_t22
+        + L_dense*_t20
+        + 2*L_dn*i_cg*(_t0*r_g + _t27*r_g)
+        + L_dw*_t20
         + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
         - L_kvs2*_t47
-        + L_rw*_t9
+        + L_rw*_t10
         + 8*L_rw*d*d_rw
-        + L_sb*_t9
-        + 8*L_sc*_t8
-        + L_ssm*_t14*(_t6 + i_m2*(G_s*_t30 + H_s))
-        - L_xa*_t22*(1 - i_img)
-        + R_dt*_t28
-        - _t0*d
-        + _t0*d_emb
-        + _t1*d_emb*i_proj
-        + _t10*d
-        + _t11*_t12
-        + _t11*h2*i_gate*(_t42*d_v2 + i_gh)*(_t43*r_q2 + _t44)
-        + _t11*(_t39*_t40 + i_qlora*(_t39*_t41*r_q2 + d*r_q2))
-        + _t11*(_t36*_t37*d + i_og*(_t37*r_o + _t38))
-        + _t12*_t27
-        + _t13*_t15
-        + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t31*i_gf + _t45*(1 - i_cg) + _t45)
-        + _t17*_t18
-        + 2*_t18*_t20
-        + _t2*_t4*d_mv
-        + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t34 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t34 + _t17 + _t20)
-        + _t24*_t25*d_e*k
-        + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t48
-        + _t27*h*i_gate*(_t42*d_v + i_gh)*(_t43*r_q + _t44)
-        + _t27*(_t16*_t40 + i_qlora*(_t16*_t41*r_q + d*r_q))
-        + _t27*(_t20*_t36 + i_og*(_t19*r_o + _t38))
-        + _t28*(R_dt + _t30)
-        + _t29*(_t35*d + d*n_hc*(_t35 + 4*n_hc))
-        + _t29*(_t32*d + _t32 + 2*d*n_au + n_au**3)
-        + _t3*d_mk
-        + _t3
-        + _t4*_t5
+        + L_sb*_t10
+        + L_sb*_t20
+        + 8*L_sc*_t9
+        + L_ssm*_t0*(_t7 + i_m2*(G_s*_t26 + H_s))
+        - L_xa*_t20*(1 - i_img)
+        + R_dt*_t24
+        + V_cen*_t2
+        - V_o*_t0
+        + V_o*_t2*(1 - i_cen)
+        + _t0*_t11
+        + _t0*_t17*_t18
+        + _t0*r_ng*(_t21 + _t25)
+        + _t1*_t4*d_mv
+        + _t1*_t6
+        + _t10*i_ph
+        + _t10*(-2*i_au + 2*n_au)
+        + _t12*_t23
+        + _t13*_t14
+        + _t14*(2*H_k*d_lk + _t27*i_gf + _t45*(1 - i_cg) + _t45)
+        + _t16*_t17
+        + _t21*_t22*d_e*k
+        + _t21*(E_s*_t22*d_s + d*i_shared_gate)
+        + _t23*_t48
+        + _t24*(R_dt + _t26)
+        + _t25*(_t0*_t33 + d*n_hc*(2*_t33 + 4*n_hc))
+        + _t25*(_t28*d + _t28 + 2*d*n_au + n_au**3)
+        + _t3*d_emb*i_proj
+        + _t32*(i_sba*r_sb*(_t1 + _t15 + _t31) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t32*(_t0*_t31 + _t16 + _t29)
+        + _t37*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
+        + _t37*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
+        + _t37*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
+        + _t44*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
+        + _t44*(_t15*_t39 + i_qlora*(_t15*_t40*r_q + d*r_q))
+        + _t44*(_t29*_t34 + i_og*(_t18*r_o + _t36))
         - _t48*(L_kvs - L_kvs2)
-        + 4*_t5*w_gr
-        + _t7*d
-        + _t9*i_ph
-        + _t9*(-2*i_au + 2*n_au)
+        + _t5*d_mk
+        + _t5
+        + 4*_t6*w_gr
+        + _t8*d
     )
     return {
         'low_precision_forward': _t49,

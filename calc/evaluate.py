@@ -110,6 +110,16 @@ def _altup_laurel_values(spec: ModelSpec) -> dict[str, int]:
             "r_lr": laurel.rank if laurel is not None else 0, "i_lr": int(laurel is not None)}
 
 
+def _drafter_values(spec: ModelSpec) -> dict[str, int]:
+    """A drafter's target width D_tg and a centroid head's clusters C_cen, the rows it scores
+    per token V_cen = top_k·V/C and its indicator (0 without them)."""
+    drafter, head = spec.drafter, spec.centroid_head
+    return {"D_tg": drafter.target_width if drafter else 0,
+            "C_cen": head.n_centroids if head else 0,
+            "V_cen": head.top_k * (spec.vocab_size // head.n_centroids) if head else 0,
+            "i_cen": int(head is not None)}
+
+
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one)."""
     indexer = spec.attention.indexer
@@ -183,6 +193,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_bn": int(bool(moe and moe.branch_norms)),
         "i_rs": int(bool(moe and moe.router_scales)),
         **_per_layer_embedding_values(spec), **_altup_laurel_values(spec),
+        **_drafter_values(spec),
         "r_ng": norm.gate_rank or 0, "i_lg": int(bool(mla and mla.latent_gate)),
         "i_krn": int(bool(mla and mla.rope_key_norm)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),

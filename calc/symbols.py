@@ -55,6 +55,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "Gemma 3n's altup_num_inputs)", "size"),
     SymbolInfo("r_lr", "r_{lr}", "rank of LAuReL's low-rank residual (0 without; Gemma 3n's "
                "laurel_rank)", "size"),
+    SymbolInfo("D_tg", "D_{tg}", "hidden width of the target model a drafter reads (0 without "
+               "a drafter; Gemma 4's backbone_hidden_size)", "size"),
+    SymbolInfo("C_cen", "C_{cen}", "clusters of a centroid head (0 without one; num_centroids)",
+               "size"),
+    SymbolInfo("V_cen", "V_{cen}", "head rows a centroid head scores per token: top_k·V/C (0 "
+               "without one)", "size"),
     SymbolInfo("d_s", "d_{s}", "hidden width of one shared expert", "size"),
     SymbolInfo("r_q", "r_{q}", "query low rank (MLA's, or attention.q_lora_rank)", "size"),
     SymbolInfo("g_o", "g_{o}", "groups of the grouped output projection", "size"),
@@ -248,6 +254,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_au", r"\mathbb{1}_{altup}", "AltUp (Gemma 3n)", "indicator"),
     SymbolInfo("i_lr", r"\mathbb{1}_{laurel}", "LAuReL (Gemma 3n)", "indicator"),
+    SymbolInfo("i_cen", r"\mathbb{1}_{cen}", "the LM head scores the tokens of the chosen "
+               "centroids only (Gemma 4's assistants)", "indicator"),
     SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
                "experts normed on their own, three norms (Gemma 4)", "indicator"),
     SymbolInfo("i_rs", r"\mathbb{1}_{router\,scales}", "learned scales in the router, d + E "
@@ -455,6 +463,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_altup_unembed_projections", r"\mathbb{1}_{A\,au}", "an adapter on each of "
                "AltUp's n − 1 projections out of the streams (altup_unembed_projections)",
                "finetune"),
+    SymbolInfo("a_pre_projection", r"\mathbb{1}_{A\,pre}", "an adapter on a drafter's "
+               "pre_projection of the target's states", "finetune"),
+    SymbolInfo("a_post_projection", r"\mathbb{1}_{A\,post}", "an adapter on a drafter's "
+               "post_projection back to the target's width", "finetune"),
+    SymbolInfo("a_centroids", r"\mathbb{1}_{A\,cen}", "an adapter on a centroid head's "
+               "centroids", "finetune"),
     SymbolInfo("i_frozen", r"\mathbb{1}_{frozen}", "the base model is frozen (LoRA, QLoRA)",
                "finetune"),
     SymbolInfo("i_fa", r"\mathbb{1}_{fp32\,A}", "the adapters on a frozen base are kept in fp32 "
@@ -555,6 +569,7 @@ LATEX_NAMES: dict[sympy.Symbol, str] = {SYMBOLS[i.name]: i.latex for i in _TABLE
 i_cg, r_g, i_gf, i_diff = SYMBOLS["i_cg"], SYMBOLS["r_g"], SYMBOLS["i_gf"], SYMBOLS["i_diff"]
 b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
+D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_cen"))
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]

@@ -16,6 +16,9 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "dbrx": "attn_config has no rope_theta",
     "deepseek_v2": "num_experts_per_tok=None",
     "dots1": "n_routed_experts=None",
+    # Gemma4AssistantConfig's default text_config is Gemma4TextConfig's, with per-layer
+    # embeddings its validate_architecture refuses
+    "gemma4_assistant": "hidden_size_per_layer_input=256 must be 0",
     "hunyuan_v1_dense": "head_dim=None",
     "hunyuan_v1_moe": "head_dim=None",
     "lfm2_moe": "layer_types=None",

@@ -1053,6 +1053,31 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
                    "mimo_v2_flash", "rwkv", "recurrent_gemma", "zamba", "zamba2", "xlstm")
 
 
+@st.composite
+def _gemma4_assistant(draw, model_type: str) -> dict:
+    """Gemma 4's drafters: a gemma4_text (gemma4_assistant: without per-layer embeddings, MoE
+    block or doubled MLP, every layer kv-shared, as Gemma4AssistantConfig requires) or
+    gemma4_unified_text (kv-shared layers as its strategy draws them, 0 meaning all:
+    __post_init__; fewer need an earlier layer of each kind they read, kv_sharing_modes) text
+    model fed the target's states, backbone_hidden_size wide; its head full or centroid-masked
+    (use_ordered_embeddings: num_centroids dividing the vocabulary, top-k of them)."""
+    unified = model_type == "gemma4_unified_assistant"
+    text_type = "gemma4_unified_text" if unified else "gemma4_text"
+    text = draw(_per_layer_types(text_type))
+    layers = text["num_hidden_layers"]
+    if not unified:
+        text["num_kv_shared_layers"] = layers
+        text.update(hidden_size_per_layer_input=0, vocab_size_per_layer_input=0,
+                    enable_moe_block=False, use_double_wide_mlp=False)
+    centroids = draw(st.integers(1, 4))
+    text["vocab_size"] = centroids * draw(st.integers(1, 8))
+    return {"text_config": {"model_type": text_type, **text, **_NO_TOKENS},
+            "backbone_hidden_size": draw(st.integers(1, 16)),
+            "use_ordered_embeddings": draw(st.booleans()), "num_centroids": centroids,
+            "centroid_intermediate_top_k": draw(st.integers(1, centroids)),
+            "tie_word_embeddings": draw(st.booleans())}
+
+
 LAYERNORM_TYPES = ("gpt2", "opt", "gpt_neox", "gpt_neox_japanese", "falcon", "bloom")
 # Types transformers builds with another type's classes or layers (their readers are that
 # type's): that type's strategy draws them.
@@ -1075,6 +1100,7 @@ STRATEGIES = {
     "deepseek_v4": _deepseek_v4,
     "gemma3n_text": _gemma3n_text,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
+    **{t: _gemma4_assistant for t in ("gemma4_assistant", "gemma4_unified_assistant")},
 }
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)

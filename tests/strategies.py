@@ -198,6 +198,25 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         if spec.moe is None:
             parts["altup"] = draw(st.none() | st.builds(dict, streams=st.integers(1, 4)))
         spec = spec.updated(**parts)
+    alone = (spec.per_layer_embeddings is None and spec.hyper_connections is None
+             and not spec.mtp_modules and spec.shared_block is None and spec.d_embedding is None
+             and spec.altup is None and spec.laurel is None and spec.prediction_head is None)
+    if alone and draw(st.booleans()):
+        # Gemma 4's drafters: fed a target's states, every layer reading its keys where all
+        # are attention layers Gemma 4 can share (neither MLA, chunked nor experts)
+        changes: dict = {"drafter": {"target_width": draw(st.integers(1, 16))}}
+        att = spec.attention
+        if (set(spec.mixer_kinds) == {"attention"} and "chunked" not in spec.attention_kinds
+                and att.mla is None and att.indexer is None and not att.experts
+                and not att.differential and draw(st.booleans())):
+            changes["attention.kv_shared_layers"] = spec.n_layers
+        spec = spec.updated(**changes)
+    if (alone and spec.output_vocab_size is None and not spec.lm_head_bias
+            and draw(st.booleans())):
+        # a centroid head: C clusters dividing the vocabulary, the top k of them
+        clusters = draw(st.sampled_from(_divisors(spec.vocab_size)))
+        spec = spec.updated(centroid_head={"n_centroids": clusters,
+                                           "top_k": draw(st.integers(1, clusters))})
     if (spec.mixer_kinds[-1] == "attention" and not spec.attention.experts
             and not spec.attention.out_bias and draw(st.booleans())):
         # GPT-NeoX-Japanese: W_O's bias on the last layer only
@@ -260,7 +279,8 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         spec = spec.updated(position={"kind": "bucketed", "buckets": draw(st.integers(1, 16)),
                                       "segments": draw(st.integers(0, 4))},
                             segment_embedding=draw(st.none() | st.integers(1, 4)))
-    if spec.d_embedding is None and draw(st.booleans()):
+    if (spec.d_embedding is None and spec.drafter is None and spec.centroid_head is None
+            and draw(st.booleans())):
         # ModernBERT decoder's prediction head (dense, activation, norm) before the LM head
         spec = spec.updated(prediction_head={"bias": draw(st.booleans())})
     if (spec.norm.placement == "pre" and not spec.parallel_block

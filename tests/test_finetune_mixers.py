@@ -266,6 +266,47 @@ def test_lora_on_gemma4_kv_shared_and_keys_as_values():
     _assert_adapters_as_peft_builds_them(spec, model, patterns)
 
 
+# A Gemma 4 drafter (gemma4_assistant, transformers 5.24.0): 3 sliding : 1 full layers, all
+# reading the target's keys, a 12-wide target and a centroid head of 4 clusters, top 2
+GEMMA4_DRAFTER = {"model_type": "gemma4_assistant", "backbone_hidden_size": 12,
+                  "use_ordered_embeddings": True, "num_centroids": 4,
+                  "centroid_intermediate_top_k": 2, "text_config": {
+                      "model_type": "gemma4_text", "vocab_size": 32, "hidden_size": 16,
+                      "intermediate_size": 24, "num_hidden_layers": 4, "num_attention_heads": 4,
+                      "num_key_value_heads": 1, "head_dim": 8, "global_head_dim": 16,
+                      "hidden_size_per_layer_input": 0, "vocab_size_per_layer_input": 0,
+                      "num_kv_shared_layers": 4, "sliding_window": 8,
+                      "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}}
+
+
+def test_lora_on_a_gemma4_drafter_as_peft_builds_it():
+    """pre_projection, post_projection and the centroid head's centroids (nn.Linear modules
+    PEFT's all-linear adapts; the layers have no k_proj or v_proj) as PEFT builds their
+    adapters on transformers' Gemma4AssistantForCausalLM, the step's adapter terms and
+    all-linear's count; and on calc's reference model, trainable parameters and FLOPs."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build
+
+    spec, model = spec_from_hf_config(GEMMA4_DRAFTER), build(GEMMA4_DRAFTER)
+    patterns = {"q": ATTENTION["q"], "o": ATTENTION["o"], "pre_projection": r"^pre_projection$",
+                "post_projection": r"^post_projection$",
+                "centroids": r"masked_embedding\.centroids$"}
+    _assert_adapters_as_peft_builds_them(spec, model, patterns)
+    with pytest.raises(calc.CalcError, match="has no 'k' projection"):
+        calc.memory(spec, finetune="lora", lora_targets="k")
+    assert_adapters_as_the_reference_model_counts(spec, ("pre_projection", "centroids", "q"))
+    assert_adapters_as_the_reference_model_counts(spec, "all-linear")
+
+
+def test_drafter_targets_are_refused_without_a_drafter():
+    spec = calc.load_preset("llama3-8b").spec
+    for target, why in (("pre_projection", "not a drafter"), ("centroids", "no centroids")):
+        with pytest.raises(calc.CalcError, match=why):
+            calc.memory(spec, finetune="lora", lora_targets=target)
+
+
 @pytest.mark.parametrize("targets", ["all-linear", ("key",), ("value", "output"),
                                      ("receptance",)])
 def test_rwkv_adapters_match_the_reference_model(targets):

@@ -327,6 +327,23 @@ BAD = [
      "makes the kv-shared layers' dense MLP beside the experts 2 × intermediate_size wide"),
     ({"model_type": "diffllama", "num_key_value_heads": 1},
      "num_key_value_heads=1: transformers' DiffLlama splits the values in two halves"),
+    (config("gemma-4-e2b-it-assistant", num_centroids=3),
+     "num_centroids=3 must divide text_config.vocab_size=262144"),
+    (config("gemma-4-e2b-it-assistant", num_centroids=4, centroid_intermediate_top_k=5),
+     "centroid_intermediate_top_k=5 must not exceed num_centroids=4"),
+    ({"model_type": "gemma4_assistant", "text_config": {"hidden_size_per_layer_input": 0,
+                                                        "vocab_size_per_layer_input": 0,
+                                                        "num_kv_shared_layers": 2}},
+     "text_config.num_kv_shared_layers=2 must be num_hidden_layers=30"),
+    ({"model_type": "gemma4_assistant", "text_config": {"hidden_size_per_layer_input": 0,
+                                                        "vocab_size_per_layer_input": 0,
+                                                        "enable_moe_block": True}},
+     "text_config.enable_moe_block=True must be false"),
+    ({"model_type": "gemma4_unified_assistant", "text_config": {"model_type": "gemma4_text"}},
+     "text_config.model_type='gemma4_text': gemma4_unified_assistant builds its layers from "
+     "'gemma4_unified_text'"),
+    ({"model_type": "gemma4_unified_assistant", "text_config": "gemma"},
+     "text_config='gemma' must be a config object"),
     ({"model_type": "diffllama", "attention_dropout": 0.1},
      "attention_dropout=0.1: transformers' DiffLlama refuses dropout"),
     ({"model_type": "mimo_v2_flash", "num_attention_heads": 4, "num_key_value_heads": 4},
@@ -557,6 +574,34 @@ def test_gemma4_per_layer_config_as_a_saved_config_carries_it():
     spec = spec_from_hf_config({"model_type": "gemma4_unified_text",
                                 "num_global_key_value_heads": 1})
     assert spec.heads_of("global") == (8, 4, 512, 512) and not spec.keys_are_values("global")
+
+
+def test_gemma4_e2b_assistant_counts_its_projections_and_centroid_head():
+    """google/gemma-4-E2B-it-assistant (tests/data/hf_configs): 77,731,328 parameters, as
+    transformers builds them (test_released_config_through_the_cli_matches_transformers): the
+    tied 262144 × 256 table, pre_projection 3072 × 256 and post_projection 256 × 1536, the
+    centroids 256 × 2048; per token the head multiplies 32 clusters × 128 rows, not 262144."""
+    spec = spec_of("gemma-4-e2b-it-assistant")
+    counts = calc.count_params(spec)
+    assert counts.total == 77_731_328
+    assert counts.components["drafter/projections"] == 2 * 1536 * 256 + 256 * 1536
+    assert counts.components["centroid_head"] == 256 * 2048
+    assert counts.components["attention/kv"] == 0  # every layer reads the target's
+    flops = calc.count_flops(spec, 128, "full").components
+    assert flops["lm_head"] == 2 * 256 * 32 * (262144 // 2048)
+    assert flops["centroid_head"] == 2 * 256 * 2048
+
+
+def test_gemma4_e2b_assistant_training_memory_keeps_the_states_and_the_gathered_rows():
+    """Training the E2B drafter at s = 512: pre_projection keeps its 3072-wide input (bf16)
+    beside the token ids, and the centroid head's bmm keeps its 32 × 128 gathered head rows
+    (256 wide, bf16) and their int64 indices, per token (calc.formulas.memory)."""
+    spec = spec_of("gemma-4-e2b-it-assistant")
+    plain = spec.updated(centroid_head=None, drafter=None, **{"attention.kv_shared_layers": 0})
+    with_parts, without = (calc.memory(s, gpu="h100", seq_len=512).memory.activations
+                           for s in (spec, plain))
+    assert with_parts["embedding"] - without["embedding"] == 512 * 3072 * 2
+    assert with_parts["output"] - without["output"] == 512 * 32 * 128 * (256 * 2 + 8)
 
 
 def test_gemma4_unified_wrapper_counts_its_language_model():

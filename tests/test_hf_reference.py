@@ -17,6 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from huggingface_hub.errors import StrictDataclassError  # noqa: E402
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -181,7 +182,8 @@ def test_a_default_with_a_part_calc_lacks_is_refused_naming_it(model_type):
 def test_default_configs_transformers_cannot_build_are_refused(model_type):
     with pytest.raises(CalcError, match=DEFAULTS_REFUSED_BY_BOTH[model_type]):
         spec_from_hf_config({"model_type": model_type})
-    with pytest.raises((TypeError, ValueError, AttributeError, KeyError)):
+    # huggingface_hub's StrictDataclassError: a config class's validate_architecture
+    with pytest.raises((TypeError, ValueError, AttributeError, KeyError, StrictDataclassError)):
         hf_reference.count({"model_type": model_type, "num_hidden_layers": 1}, 4)
 
 
@@ -939,6 +941,34 @@ def test_random_gemma4_configs_match_transformers_and_export_back(config):
     elif spec.attention.kv_shared_layers or spec.keys_are_values("global"):
         assert exported["model_type"] == "gemma4_unified_text"
         assert_matches(spec, exported, MIN_WINDOW + 4)
+
+
+# ---- Gemma 4's drafters: the target's states and keys, the centroid-masked head --------------
+@st.composite
+def _gemma4_assistant_configs(draw) -> dict:
+    model_type = draw(st.sampled_from(["gemma4_assistant", "gemma4_unified_assistant"]))
+    return {"model_type": model_type, **draw(STRATEGIES[model_type](model_type))}
+
+
+@one_feature
+@given(_gemma4_assistant_configs())
+def test_random_gemma4_assistant_configs_match_transformers(config):
+    """pre_projection 2·backbone_hidden_size → d and post_projection back (drafter), kv-shared
+    layers reading the target's keys (every layer, or the unified assistant's last ones), the
+    centroid-masked head (use_ordered_embeddings: centroids d → C, then the top-k clusters'
+    k·V/C head rows) against Gemma4AssistantForCausalLM and Gemma4UnifiedAssistantForCausalLM
+    fed the target's states; active parameters are all of them (no experts); and back
+    through the assistants' writers (gemma4_assistant's where its stricter text model holds
+    the spec)."""
+    spec = spec_from_hf_config(config)
+    assert spec.drafter is not None
+    assert (spec.centroid_head is not None) == config["use_ordered_embeddings"]
+    assert calc.count_params(spec).active == calc.count_params(spec).total
+    assert_matches(spec, config, MIN_WINDOW)
+    exported = hf_config_from_spec(spec)
+    assert shape(spec_from_hf_config(exported)) == shape(spec)
+    if config["model_type"] == "gemma4_assistant":
+        assert exported["model_type"] == "gemma4_assistant"
 
 
 # ---- RWKV-4 (rwkv) -------------------------------------------------------------------------

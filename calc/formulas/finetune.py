@@ -30,6 +30,8 @@ from calc.formulas import flops, memory, mixers, params
 from calc.formulas.mixers import M1
 from calc.symbols import (
     SYMBOLS,
+    C_cen,
+    D_tg,
     E,
     E_s,
     H_ml,
@@ -217,6 +219,11 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "correction_coefs": ((i_au * L, 2 * n_au, i_au * L),),
     "altup_projections": ((n_au - i_au, 2 * d, n_au - i_au),),
     "altup_unembed_projections": ((n_au - i_au, 2 * d, n_au - i_au),),
+    # a drafter's pre_projection 2·D → d and post_projection d → D, a centroid head's centroids
+    # d → C, once each (calc.spec.finetune resolves them only where the model has them)
+    "pre_projection": ((1, 2 * D_tg + d, 1),),
+    "post_projection": ((1, d + D_tg, 1),),
+    "centroids": ((1, d + C_cen, 1),),
 }
 ON = {target: SYMBOLS[f"a_{target}"] for target in TARGET_MATRICES}
 

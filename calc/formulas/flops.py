@@ -58,6 +58,14 @@ layer's d × d product per token, its activation and norm 0; the layer whose pre
 A bucketed score bias (position.kind 'bucketed'; T5's relative attention bias, CPM-Ant's
 CpmAntSegmentPositionEmbedding) counts 0: its rows are looked up, as the embedding's are, and
 added to the scores, element-wise, as ALiBi's bias is; QKᵀ and A·V count as any layer's.
+
+A drafter (Gemma 4's assistants; calc.spec.drafter.DrafterSpec) counts its pre_projection
+2·(2·D)·d and post_projection 2·d·D per token (drafter/projections); its kv-shared layers count
+W_Q, W_O and QKᵀ and A·V over the keys the query sees, as any kv-shared layer (the keys are the
+target's, computed by the target). A centroid head (CentroidHeadSpec) counts the centroid
+logits, 2·d·C per token (centroid_head), and in place of the full head's 2·d·V the products
+the module computes with the k·V/C head rows of the clusters picked, 2·d·k·V/C (lm_head);
+choosing the top k, gathering the rows and scattering the logits into the V-wide output count 0.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -89,6 +97,7 @@ from calc.symbols import (
     L_xa,
     T,
     T_img,
+    V_cen,
     V_o,
     c,
     d,
@@ -102,6 +111,7 @@ from calc.symbols import (
     h,
     h_I,
     i_causal,
+    i_cen,
     i_diff,
     i_dsa,
     i_hcm,
@@ -128,8 +138,10 @@ MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/experts": k * params.ffn_weights(d_e),
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
-# computed even when W_U is tied to the embedding; V_o logits a token (the head's rows)
-MATMUL_LM_HEAD = d_emb * V_o
+# computed even when W_U is tied to the embedding; V_o logits a token (the head's rows); a
+# centroid head (i_cen) multiplies only the V_cen = top_k·V/C rows of the clusters its
+# centroids picked (Gemma4AssistantMaskedEmbedder: the gathered rows times the state, a bmm)
+MATMUL_LM_HEAD = (1 - i_cen) * d_emb * V_o + V_cen * d_emb
 MATMUL_EMBEDDING_PROJECTION = i_proj * 2 * d_emb * d  # OPT's project_in and project_out
 
 
@@ -259,6 +271,10 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # and product are elementwise (0, as norms)
     **{key: FMA * (L + L_moe) * expr for key, expr in params.NORM_GATE_WEIGHTS.items()},
     "embedding_projection": FMA * MATMUL_EMBEDDING_PROJECTION,
+    # a drafter's pre_projection 2·D → d and post_projection d → D, once per token each
+    "drafter/projections": FMA * params.ONCE["drafter/projections"],
+    # the centroid logits d → C; picking the top k of them is a comparison (0, as softmax)
+    "centroid_head": FMA * params.ONCE["centroid_head"],
     "lm_head": FMA * MATMUL_LM_HEAD,
     # ModernBERT decoder's prediction head: its dense d → d per token (activation, norm and
     # bias 0, as everywhere)

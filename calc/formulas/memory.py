@@ -51,7 +51,9 @@ from calc.formulas import mixers, params
 from calc.symbols import (
     E_0,
     K_I,
+    SYMBOLS,
     B_bk,
+    D_tg,
     E,
     E_s,
     L,
@@ -85,6 +87,7 @@ from calc.symbols import (
     P_pf,
     T,
     T_img,
+    V_cen,
     V_o,
     a_down,
     a_g,
@@ -556,6 +559,15 @@ INTERLEAVED = 1 + i_vp * (n_pp - 1) / (n_pp * n_vp)
 # dtype, made once a forward) to the scores, which keeps nothing; every checkpoint holds it for
 # its recompute.
 CHECKPOINTED_MASK = i_hf * i_full * i_eager * T * TOKENS * q_a
+# A drafter (modeling_gemma4_assistant.py): pre_projection keeps its input, the target's
+# [embedding, hidden state] 2·D wide, for its weight's gradient (its own, or an adapter's on a
+# frozen base). A centroid head: the bmm of the state with the gathered k·V/C head rows keeps
+# those rows (a copy, d wide each, for the state's gradient), and the rows' int64 indices,
+# which the gather and the scatter into the V-wide logits read in the backward (views of one
+# tensor). Derived from the modeling code; transformers' drafter has no loss to train with, so
+# calc.verify.memory's saved-tensor proof does not run it.
+DRAFTER_IN = (1 - i_frozen * (1 - SYMBOLS["a_pre_projection"])) * 2 * D_tg * q_a
+CENTROID_ROWS = V_cen * (d * q_a + TOKEN_ID_BYTES)  # an int64 index, as a token id
 ACTIVATIONS: dict[str, sympy.Expr] = {
     "layers": INTERLEAVED * TOKENS * ((1 - i_full) * STORED_PER_TOKEN
                                       + i_full * CHECKPOINT_PER_TOKEN) + CHECKPOINTED_MASK,
@@ -566,7 +578,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # d_qk, the activations' dtype), which every layer keeps (each checkpoint too, for its
     # recompute).
     "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d
-                                                     + PLE_MODEL + ALTUP_MODEL)
+                                                     + PLE_MODEL + ALTUP_MODEL + DRAFTER_IN)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
     # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each
@@ -575,7 +587,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # transformers keeps the final norm's tensors (NORM_HF), the head's q_a input when the
     # head trains, and cross-entropy's fp32 total weight, one scalar a micro-batch.
     "output": i_head * (1 + M) * (
-        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V_o
+        TOKENS * ((1 - i_hf) * 4 * i_keep_head * d + q_L * V_o + CENTROID_ROWS
                   + i_hf * (i_norm_final * NORM_HF + i_keep_head * q_a * d))
         + 4 * i_hf) / n_tp
     # ModernBERT decoder's prediction head before the LM head, replicated: its dense layer's

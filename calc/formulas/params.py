@@ -21,6 +21,8 @@ import sympy
 from calc.formulas import mixers
 from calc.symbols import (
     E_0,
+    C_cen,
+    D_tg,
     E,
     E_a,
     E_s,
@@ -343,7 +345,14 @@ ONCE: dict[str, sympy.Expr] = {
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
     "hyper_connections/head": HC_WEIGHTS["hyper_connections/head"] + n_hc + i_hc,
+    # A drafter (modeling_gemma4_assistant.py, Gemma4AssistantForCausalLM): pre_projection
+    # Linear(2·D, d) of the target's [embedding, hidden state] and post_projection Linear(d, D),
+    # both bias=False; D = 0 without a drafter
+    "drafter/projections": 3 * D_tg * d,
     "final_norm": i_norm_final * NORM * d,
+    # Gemma4AssistantMaskedEmbedder: centroids Linear(d, C, bias=False); its token_ordering is
+    # a buffer (V indices), not a parameter
+    "centroid_head": C_cen * d,
     # W_U ∈ R^{d×V_o}; a tied W_U = Eᵀ counts once (and has V_o = V rows, calc.spec.model). V_o
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
     # output_vocab_size rows beside an embedding of vocab_size)

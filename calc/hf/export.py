@@ -92,6 +92,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "parallel_norms": spec.parallel_norms if spec.parallel_block else None,
         "mtp_modules": spec.mtp_modules,
         "hyper_connections": spec.hyper_connections,
+        "drafter": spec.drafter, "centroid_head": spec.centroid_head,
         "per_layer_embeddings": spec.per_layer_embeddings and (
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),

@@ -64,6 +64,10 @@ TOP_LEVEL_TEXT = {"dots3_note": ("image_token_id", "video_token_id", "audio_toke
 
 
 def is_multimodal(config: dict[str, Any]) -> bool:
+    """A wrapper whose language model calc counts; a type calc reads whole with its
+    text_config (Gemma 4's assistants, calc.hf.families.gemma) is none."""
+    if find(config.get("model_type")) is not None:
+        return False
     return (isinstance(config.get("text_config"), dict)
             or (config.get("model_type") in TOP_LEVEL_TEXT and "text_config" not in config))
 

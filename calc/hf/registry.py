@@ -179,6 +179,8 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     gemma.GEMMA4_UNIFIED_TEXT,
     gemma.GEMMA4_TEXT,
     gemma.GEMMA3N_TEXT,
+    gemma.GEMMA4_ASSISTANT,
+    gemma.GEMMA4_UNIFIED_ASSISTANT,
     minimax.MINIMAX,
     rwkv.RWKV,
     recurrent_gemma.RECURRENT_GEMMA,

@@ -77,9 +77,6 @@ NEEDS = {
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "
                        "embedding (no text_config to count apart)",
-    **dict.fromkeys(("gemma4_assistant", "gemma4_unified_assistant"),
-                    "a drafter that reads the target model's hidden states (pre/post "
-                    "projections to its width) and a centroid-masked LM head"),
 }
 # Model types transformers' causal-LM mapping (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) builds that are
 # not decoder-only language models, and what they are: calc counts decoder-only LMs (and the

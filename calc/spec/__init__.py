@@ -26,6 +26,8 @@ _LAZY = {
     "AltUpSpec": "calc.spec.layers:AltUpSpec",
     "LaurelSpec": "calc.spec.layers:LaurelSpec",
     "PredictionHeadSpec": "calc.spec.layers:PredictionHeadSpec",
+    "DrafterSpec": "calc.spec.drafter:DrafterSpec",
+    "CentroidHeadSpec": "calc.spec.drafter:CentroidHeadSpec",
     "Dtype": "calc.spec.hardware:Dtype",
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",

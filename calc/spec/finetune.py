@@ -51,9 +51,12 @@ PER_LAYER_TARGETS = ("per_layer_input_gate", "per_layer_projection",
 LAUREL_TARGETS = ("linear_left", "linear_right")
 ALTUP_TARGETS = ("modality_router", "prediction_coefs", "correction_coefs", "altup_projections",
                  "altup_unembed_projections")
+# A drafter's projections and a centroid head's centroids, as transformers names them
+# (modeling_gemma4_assistant.py: pre_projection, post_projection, masked_embedding.centroids)
+DRAFTER_TARGETS = ("pre_projection", "post_projection", "centroids")
 LORA_TARGETS: tuple[str, ...] = (*ATTENTION_TARGETS, *FFN_TARGETS, "experts",
                                  "shared_expert_gate", *MIXER_TARGETS, *PER_LAYER_TARGETS,
-                                 *LAUREL_TARGETS, *ALTUP_TARGETS)
+                                 *LAUREL_TARGETS, *ALTUP_TARGETS, *DRAFTER_TARGETS)
 ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
@@ -397,6 +400,15 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         if n > 1:
             shapes["altup_projections"] = TargetShape(((d, d),))
             shapes["altup_unembed_projections"] = TargetShape(((d, d),))
+    if spec.attention.kv_shared_layers == spec.n_layers:  # a drafter's layers read the target's
+        for name in ("k", "v"):  # keys and values: no k_proj or v_proj anywhere
+            shapes.pop(name, None)
+    if spec.drafter is not None:  # Gemma4AssistantForCausalLM's, once each
+        d, width = spec.d_model, spec.drafter.target_width
+        shapes["pre_projection"] = TargetShape(((2 * width, d),))
+        shapes["post_projection"] = TargetShape(((d, width),))
+    if spec.centroid_head is not None:  # Gemma4AssistantMaskedEmbedder.centroids
+        shapes["centroids"] = TargetShape(((spec.d_model, spec.centroid_head.n_centroids),))
     return shapes
 
 
@@ -405,6 +417,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
     if target == "g" and not (spec.attention.output_gate and (
             spec.attention.output_gate_per == "head" or spec.attention.output_gate_bias)):
         return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
+    if target in ("k", "v") and spec.attention.kv_shared_layers == spec.n_layers:
+        return "every layer reads the target's keys and values (attention.kv_shared_layers)"
     if target in ATTENTION_TARGETS:
         if spec.attention.experts is not None:
             return "its W_Q and W_O are attention experts, not nn.Linear modules"
@@ -426,6 +440,10 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "it has no LAuReL blocks"
     if target in ALTUP_TARGETS:
         return "it has no AltUp (or one stream, without projections)"
+    if target == "centroids":
+        return "its LM head has no centroids (centroid_head)"
+    if target in DRAFTER_TARGETS:
+        return "it is not a drafter fed a target's states (drafter)"
     return "no mixer with that projection"
 
 

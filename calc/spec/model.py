@@ -30,6 +30,7 @@ from calc.spec.base import (
     MAX_WIDTH,
     Frozen,
 )
+from calc.spec.drafter import CentroidHeadSpec, DrafterSpec
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     AltUpSpec,
@@ -165,6 +166,15 @@ class ModelSpec(Frozen):
     laurel: LaurelSpec | None = Field(
         None, description="LAuReL: a low-rank residual d → r → d with a norm beside each "
                           "layer's mixer (Gemma 3n)")
+    drafter: DrafterSpec | None = Field(
+        None, description="a speculative-decoding drafter fed the target model's [embedding, "
+                          "hidden state] through a projection 2·D → d, its state projected "
+                          "back d → D, its kv-shared layers reading the target's keys and "
+                          "values (Gemma 4's assistants)")
+    centroid_head: CentroidHeadSpec | None = Field(
+        None, description="an LM head that scores only the tokens of the top_k of n_centroids "
+                          "clusters a token's centroid logits pick (Gemma 4's E2B and E4B "
+                          "assistants)")
     d_embedding: int | None = Field(
         None, ge=1, le=MAX_WIDTH,
         description="width of the token embedding and LM head when it is not d_model: "
@@ -289,6 +299,8 @@ class ModelSpec(Frozen):
             self._check_shared_block()
         if self.per_layer_embeddings is not None:
             self._check_per_layer_embeddings()
+        if self.drafter is not None or self.centroid_head is not None:
+            self._check_drafter()
         if self.cross_attention is not None:
             self._check_cross_attention()
         if self.altup is not None or self.laurel is not None:
@@ -350,6 +362,30 @@ class ModelSpec(Frozen):
             raise ValueError(f"{name} is not allowed with {why}; calc holds it as Gemma 3n's "
                              f"layer has it")
 
+    def _check_drafter(self) -> None:
+        """A drafter and a centroid head as Gemma 4's assistants build them: one residual
+        stream, the head d wide over all V tokens (modeling_gemma4_assistant.py), V/C whole
+        tokens a cluster (token_ordering.view(C, V // C) fails otherwise)."""
+        parts = (("mtp_modules", self.mtp_modules), ("hyper_connections", self.hyper_connections),
+                 ("shared_block", self.shared_block),
+                 ("per_layer_embeddings", self.per_layer_embeddings),
+                 ("d_embedding", self.d_embedding), ("altup", self.altup),
+                 ("laurel", self.laurel), ("prediction_head", self.prediction_head))
+        name = "drafter" if self.drafter is not None else "centroid_head"
+        for part, value in parts:
+            if value:
+                raise ValueError(f"{part} is not allowed with {name} (Gemma 4's assistants "
+                                 f"have no {part}; calc holds a drafter as they build it)")
+        head = self.centroid_head
+        if head is None:
+            return
+        if self.output_vocab_size is not None or self.lm_head_bias:
+            raise ValueError("centroid_head: the head's rows are the vocabulary's, without a "
+                             "bias (output_vocab_size and lm_head_bias must be unset)")
+        if self.vocab_size % head.n_centroids:
+            raise ValueError(f"centroid_head.n_centroids={head.n_centroids} must divide "
+                             f"vocab_size={self.vocab_size} (V/C tokens each cluster)")
+
     def _check_hyper_connections(self) -> None:
         """Hyper-connections as transformers builds them (HYV4DecoderLayer,
         DeepseekV4DecoderLayer): a map before each of a pre-norm layer's two sublayers, the
@@ -405,9 +441,13 @@ class ModelSpec(Frozen):
         if self.ffn is not None and self.ffn.double_wide and not shared:
             raise ValueError("ffn.double_wide widens the FFN of the layers without keys and "
                              "values of their own; set attention.kv_shared_layers")
-        if shared >= self.n_layers:
+        # a drafter whose every layer is shared reads the target's keys (Gemma4AssistantConfig,
+        # shared_kv_states); with fewer, kv_sharing_modes wants a producer of each kind, as here
+        drafter = self.drafter is not None and shared == self.n_layers
+        if shared > self.n_layers or (shared == self.n_layers and not drafter):
             raise ValueError(f"attention.kv_shared_layers={shared} must be below n_layers="
-                             f"{self.n_layers}: an earlier layer computes the keys they read")
+                             f"{self.n_layers}: an earlier layer computes the keys they read "
+                             f"(or at most n_layers with drafter, which reads the target's)")
         first = self.n_layers - shared
         if any(mixer != "attention" for mixer in self.mixer_kinds[first:]):
             raise ValueError(f"attention.kv_shared_layers={shared}: the last {shared} layers "
@@ -416,7 +456,7 @@ class ModelSpec(Frozen):
         if "chunked" in kinds[first:]:
             raise ValueError(f"attention.kv_shared_layers={shared}: the shared layers must be "
                              f"global or local, not chunked")
-        for kind in set(kinds[first:]) - set(kinds[:first]):
+        for kind in set() if drafter else set(kinds[first:]) - set(kinds[:first]):
             raise ValueError(f"attention.kv_shared_layers={shared}: no earlier {kind} layer "
                              f"computes the keys and values the shared {kind} layers read")
 

@@ -100,7 +100,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
         return counts["mlstm"]
     if target in ("per_layer_input_gate", "per_layer_projection"):  # every layer's
         return spec.n_layers
-    if target == "per_layer_model_projection":  # the model's, once
+    if target in ("per_layer_model_projection", "pre_projection", "post_projection",
+                  "centroids"):  # the model's, once
         return 1
     if target in ("linear_left", "linear_right", "modality_router", "prediction_coefs",
                   "correction_coefs"):  # Gemma 3n's LAuReL and AltUp: every layer's

@@ -151,6 +151,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # ModernBERT decoder's prediction head, d → d once before the LM head, replicated
         # like the embedding's projections
         Matmul("prediction_head", flops["prediction_head"], d, d, 1, "none"),
+        *_drafter_matmuls(spec, flops),
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
@@ -178,7 +179,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         shortcut=bool(moe and moe.shortcut),
         tp_reductions=tp_reductions(spec),
         matmuls=tuple(m for m in matmuls if m.flops),
-        head=Matmul("lm_head", flops["lm_head"], spec.head_rows, d, 1, "column"),
+        head=Matmul("lm_head", flops["lm_head"], _head_rows_scored(spec), d, 1, "column"),
         # cross-attention's scores over the image tokens: the same in either convention
         attention_causal=flops["attention/scores"] + flops["cross_attention/scores"],
         attention_full=(full.components["attention/scores"]
@@ -196,6 +197,28 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _head_rows_scored(spec: ModelSpec) -> int:
+    """The LM head's rows a token multiplies: all of them, or a centroid head's top_k·V/C."""
+    head = spec.centroid_head
+    return spec.head_rows if head is None else head.top_k * (spec.vocab_size // head.n_centroids)
+
+
+def _drafter_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """A drafter's pre_projection 2·D → d (two thirds of drafter/projections' FLOPs) and
+    post_projection d → D, and a centroid head's centroids d → C, once per token each,
+    replicated like OPT's embedding projection (Gemma4AssistantForCausalLM)."""
+    d, drafter, head = spec.d_model, spec.drafter, spec.centroid_head
+    ops = []
+    if drafter is not None:
+        width, total = drafter.target_width, flops["drafter/projections"]
+        ops += [Matmul("drafter/projections", total * 2 / 3, d, 2 * width, 1, "none"),
+                Matmul("drafter/projections", total / 3, width, d, 1, "none")]
+    if head is not None:
+        ops.append(Matmul("centroid_head", flops["centroid_head"], head.n_centroids, d, 1,
+                          "none"))
+    return ops
 
 
 def _per_layer_embedding_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:

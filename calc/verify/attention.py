@@ -230,8 +230,12 @@ class Attention(nn.Module):
         in this forward. On the meta device calc.verify.count may run this layer alone (one
         layer per structure); zeros of the shape count the same there, needing a gradient as
         the source's keys and values would (the backward's products with them)."""
-        kept = self.kv_source[0].kept if self.kv_source else None
         b, _, t, _ = q.shape
+        if not self.kv_source:  # a drafter's layer without a source of its kind: the target's
+            grad = torch.is_grad_enabled()  # keys and values (calc.spec.drafter), T of them
+            return (q.new_zeros(b, self.h_kv, t, self.d_qk).requires_grad_(grad),
+                    q.new_zeros(b, self.h_kv, t, self.d_v).requires_grad_(grad))
+        kept = self.kv_source[0].kept
         if kept is None or kept[0].shape[2] != t or q.device.type == "meta":
             assert q.device.type == "meta", "a kv-shared layer ran before its source layer"
             grad = torch.is_grad_enabled()

@@ -173,6 +173,13 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     projection = getattr(model, "ple_projection", None)
     if "per_layer_model_projection" in targets and projection is not None:
         model.ple_projection = _adapt(projection, [projection.out_features], [True], r)
+    # a drafter's projections and a centroid head's centroids (calc.spec.finetune)
+    for owner, name, target in ((model, "pre_projection", "pre_projection"),
+                                (model, "post_projection", "post_projection"),
+                                (model.lm_head, "centroids", "centroids")):
+        linear = getattr(owner, name, None)
+        if target in targets and linear is not None:
+            setattr(owner, name, _adapt(linear, [linear.out_features], [True], r))
     return model
 
 

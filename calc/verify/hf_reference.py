@@ -227,6 +227,59 @@ def _experts_on_meta(experts: nn.Module, hidden_states: torch.Tensor,
     return final
 
 
+def _masked_embedder_on_meta(embedder: nn.Module, hidden_states: torch.Tensor,
+                             lm_head_weight: torch.Tensor) -> torch.Tensor:
+    """Gemma4AssistantMaskedEmbedder.forward on the meta device: its products (the centroid
+    logits, then the state times the top_k·V/C gathered head rows) on the same shapes; the
+    fill value of the unscored tokens, selected_logits.min().item() − 1, is a value meta
+    tensors lack and multiplies nothing, so it is 0 here."""
+    batch, seq_len = hidden_states.shape[:2]
+    centroid_logits = embedder.centroids(hidden_states)
+    _, top = torch.topk(centroid_logits, k=embedder.centroid_intermediate_top_k, dim=-1)
+    clusters = embedder.token_ordering.long().view(embedder.num_centroids,
+                                                   embedder.vocab_size_per_centroid)
+    selected = clusters[top]
+    rows = lm_head_weight[selected.reshape(-1)].view(
+        batch, seq_len, embedder.centroid_intermediate_top_k * embedder.vocab_size_per_centroid,
+        embedder.hidden_size)
+    logits = (hidden_states.unsqueeze(-2) @ rows.transpose(-1, -2)).squeeze(-2)
+    output = torch.zeros(batch, seq_len, embedder.vocab_size, dtype=hidden_states.dtype,
+                         device=hidden_states.device)
+    return output.scatter_(dim=-1, index=selected.view(batch, seq_len, -1), src=logits)
+
+
+# Gemma 4's drafters (modeling_gemma4_assistant.py, modeling_gemma4_unified_assistant.py): a
+# forward reads the target's [embedding, hidden state] (inputs_embeds, 2·backbone_hidden_size
+# wide) and its keys and values (shared_kv_states), not input_ids
+_DRAFTERS = ("Gemma4AssistantForCausalLM", "Gemma4UnifiedAssistantForCausalLM")
+
+
+def _forward_inputs(model: nn.Module, ids: torch.Tensor) -> dict[str, Any]:
+    """The keywords of one forward over `ids`' T tokens. A drafter is given zeros for the
+    target's states, 2·backbone_hidden_size wide, and the target's keys and values of the T
+    tokens for each layer type, shaped as its layers read them (heads // num_key_value_groups
+    KV heads of the layer's head_dim); logits_to_keep=None keeps every token through its
+    kv-shared layers (Gemma4TextModel._maybe_slice_kv_shared_inputs slices an integer's)."""
+    if type(model).__name__ not in _DRAFTERS:
+        return {"input_ids": ids, "use_cache": False}
+    tokens = ids.shape[1]
+    states = ids.new_zeros(1, tokens, 2 * model.backbone_hidden_size,
+                           dtype=model.pre_projection.weight.dtype)
+    heads = model.config.get_text_config().num_attention_heads
+    shared = {}
+    for layer in model.model.layers:
+        attention = layer.self_attn
+        if attention.layer_type not in shared:
+            keys = states.new_zeros(1, heads // attention.num_key_value_groups, tokens,
+                                    attention.head_dim)
+            shared[attention.layer_type] = (keys, keys)
+    # create_attention_masks reads both types' (a target has both); a type no layer here has
+    # only sizes its mask
+    for layer_type in ("full_attention", "sliding_attention"):
+        shared.setdefault(layer_type, next(iter(shared.values())))
+    return {"inputs_embeds": states, "shared_kv_states": shared, "logits_to_keep": None}
+
+
 def meta_guards(model: nn.Module) -> list[Any]:
     """The patches a forward on the meta device needs (module docstring), and LongCat-Flash's
     routing with calc's expected share of FFN experts on any device."""
@@ -243,6 +296,16 @@ def meta_guards(model: nn.Module) -> list[Any]:
                                         _balanced_gating))
         guards.append(mock.patch.object(modeling_longcat_flash.LongcatFlashExperts, "forward",
                                         _experts_on_meta))
+        from transformers.models.gemma4_assistant import modeling_gemma4_assistant
+        from transformers.models.gemma4_unified_assistant import (
+            modeling_gemma4_unified_assistant,
+        )
+
+        for module, name in ((modeling_gemma4_assistant, "Gemma4AssistantMaskedEmbedder"),
+                             (modeling_gemma4_unified_assistant,
+                              "Gemma4UnifiedAssistantMaskedEmbedder")):
+            guards.append(mock.patch.object(getattr(module, name), "forward",
+                                            _masked_embedder_on_meta))
     return guards
 
 
@@ -257,7 +320,7 @@ def forward_flops(model: nn.Module, seq_len: int) -> tuple[int, dict[str, int]]:
             stack.enter_context(guard)
         stack.enter_context(cpp_meta_kernels())
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            model(input_ids=ids, use_cache=False)
+            model(**_forward_inputs(model, ids))
     by_operator = {str(op): int(n) for op, n in counter.get_flop_counts()["Global"].items()}
     return int(counter.get_total_flops()), by_operator
 

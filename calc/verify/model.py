@@ -473,8 +473,28 @@ class LMHead(nn.Module):
                        else nn.Parameter(torch.empty(v, d).uniform_(-d**-0.5, d**-0.5)))
         self.bias = nn.Parameter(torch.zeros(v)) if spec.lm_head_bias else None
 
+        # a centroid head (Gemma4AssistantMaskedEmbedder): centroids d → C, then the rows of
+        # the top k clusters (V/C consecutive rows each here; transformers' token_ordering
+        # permutes which rows, not how many)
+        head = spec.centroid_head
+        self.centroids = linear(spec.d_model, head.n_centroids, False, "centroid_head") \
+            if head is not None else None
+        self.top_k = head.top_k if head is not None else 0
+        self.per_cluster = spec.vocab_size // head.n_centroids if head is not None else 0
+
     def forward(self, x: Tensor, embedding: Tensor) -> Tensor:
-        return F.linear(x, embedding if self.weight is None else self.weight, self.bias)
+        weight = embedding if self.weight is None else self.weight
+        if self.centroids is None:
+            return F.linear(x, weight, self.bias)
+        chosen, clusters = torch.topk(self.centroids(x), self.top_k, dim=-1)  # [B, T, k]
+        offsets = torch.arange(self.per_cluster, device=x.device)
+        rows = (clusters.unsqueeze(-1) * self.per_cluster + offsets).flatten(-2)  # [B, T, k·V/C]
+        logits = (x.unsqueeze(-2) @ weight[rows].transpose(-1, -2)).squeeze(-2)
+        # the unscored tokens get one value (transformers: the lowest scored logit less one);
+        # 0 · the chosen centroid logits gives the centroids' weight the backward calc counts
+        # (2 × forward: topk's indices carry no gradient in transformers)
+        full = x.new_zeros(*x.shape[:-1], weight.shape[0]).scatter(-1, rows, logits)
+        return full + 0 * chosen.sum(-1, keepdim=True)
 
 
 def _link_shared(layers: nn.ModuleList) -> None:
@@ -497,8 +517,8 @@ def _link_kv_shared(layers: nn.ModuleList, kinds: tuple[str, ...]) -> None:
     for layer, kind in zip(layers, kinds, strict=True):
         for part in layer.attention.parts:
             if isinstance(part, Attention) and part.mla is None:
-                if part.kv is None:
-                    part.kv_source = (last[kind],)
+                if part.kv is None:  # none earlier in a drafter: it reads the target's
+                    part.kv_source = (last[kind],) if kind in last else ()
                 else:
                     last[kind] = part
 
@@ -563,6 +583,14 @@ class ReferenceModel(nn.Module):
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.prediction_head = (PredictionHead(spec) if spec.prediction_head is not None
                                 else None)
+        # a drafter: pre_projection 2·D → d of the target's [embedding, hidden state] and
+        # post_projection d → D of its final-norm state (Gemma4AssistantForCausalLM)
+        drafter = spec.drafter
+        self.pre_projection = self.post_projection = None
+        if drafter is not None:
+            width = drafter.target_width
+            self.pre_projection = linear(2 * width, d, False, "drafter/projections")
+            self.post_projection = linear(d, width, False, "drafter/projections")
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
         self.running: tuple[int, ...] | None = None  # the layers forward runs; None: all
@@ -583,6 +611,10 @@ class ReferenceModel(nn.Module):
         t = ids.shape[1]
         positions = torch.arange(t, device=ids.device)
         x = self.token(ids)
+        if self.pre_projection is not None:  # the target's states in place of the embedding
+            assert self.spec.drafter is not None
+            states = x.new_zeros(*ids.shape, 2 * self.spec.drafter.target_width)
+            x = self.pre_projection(states.requires_grad_(torch.is_grad_enabled()))
         if self.project_in is not None:
             x = self.project_in(x)
         if self.segment is not None:  # one segment, 0, for every token
@@ -633,9 +665,13 @@ class ReferenceModel(nn.Module):
             x = self.final_norm(x)
         if self.project_out is not None:
             x = self.project_out(x)
+        state = x  # the final norm's output: a drafter hands it back to the target
         if self.prediction_head is not None:
             x = self.prediction_head(x)
-        return self.lm_head(x, self.token.weight)
+        logits = self.lm_head(x, self.token.weight)
+        if self.post_projection is not None:  # the state handed back to the target, an output
+            logits = logits + 0 * self.post_projection(state).sum(-1, keepdim=True)  # beside them
+        return logits
 
 
 def build(spec: ModelSpec, device: str | torch.device = "meta",

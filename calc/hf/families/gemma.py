@@ -405,3 +405,112 @@ GEMMA3N_TEXT = ModelType(
         "hidden_size_per_layer_input": 256, "altup_num_inputs": 4, "num_kv_shared_layers": 15,
         "laurel_rank": 64, "activation_sparsity_pattern": None,
     })
+
+
+# ---- gemma4_assistant, gemma4_unified_assistant -----------------------------------------------
+def _read_assistant(c: HFConfig, text_kind: ModelType) -> dict[str, Any]:
+    """Gemma 4's drafter (modeling_gemma4_assistant.py, transformers 5.24.0;
+    Gemma4UnifiedAssistantForCausalLM subclasses it): text_config's model (AutoModel of
+    text_config: its embedding, layers and final norm) read by its own reader, fed the target's
+    [embedding, hidden state] through pre_projection 2·backbone_hidden_size → hidden_size and
+    giving its state back through post_projection (drafter); use_ordered_embeddings builds
+    Gemma4AssistantMaskedEmbedder in place of the full head (centroid_head). The head is tied to
+    the embedding by this config's tie_word_embeddings (text_config's is not read)."""
+    text = c["text_config"]
+    if text is None:
+        text = {}  # sub_configs_defaults: the text type's own defaults
+    if not isinstance(text, dict):
+        c.fail(f"text_config={text!r} must be a config object")
+    text = {"model_type": text_kind.name, **text}
+    if text["model_type"] != text_kind.name:
+        c.fail(f"text_config.model_type={text['model_type']!r}: {c.type} builds its layers "
+               f"from {text_kind.name!r}")
+    inner = HFConfig(text, f"{c.where}, text_config", text_kind)
+    # __post_init__: "the shared kvs across all layers": a text_config without kv-shared
+    # layers (0 or unset) gets num_kv_shared_layers = num_hidden_layers
+    if not inner["num_kv_shared_layers"]:
+        inner.values["num_kv_shared_layers"] = inner.size("num_hidden_layers")
+    if c.type == "gemma4_assistant":
+        # Gemma4AssistantConfig.validate_architecture (the unified assistant has none)
+        for key in ("hidden_size_per_layer_input", "vocab_size_per_layer_input"):
+            if inner[key] != 0:
+                c.fail(f"text_config.{key}={inner[key]!r} must be 0 (Gemma4AssistantConfig: "
+                       f"an assistant has no per-layer embeddings)")
+        for key in ("enable_moe_block", "use_double_wide_mlp"):
+            if inner[key] is not False:
+                c.fail(f"text_config.{key}={inner[key]!r} must be false "
+                       f"(Gemma4AssistantConfig.validate_architecture)")
+        if inner["num_kv_shared_layers"] != inner["num_hidden_layers"]:
+            c.fail(f"text_config.num_kv_shared_layers={inner['num_kv_shared_layers']!r} must "
+                   f"be num_hidden_layers={inner['num_hidden_layers']!r} (Gemma4AssistantConfig: "
+                   f"every layer reads the target's keys and values)")
+    spec = text_kind.read(inner)
+    c.defaulted.update({f"text_config.{key}": value for key, value in inner.defaulted.items()})
+    if inner.given("max_position_embeddings"):  # the context the report names
+        c.values.setdefault("max_position_embeddings", inner["max_position_embeddings"])
+    spec["tie_embeddings"] = c.flag("tie_word_embeddings")
+    spec["drafter"] = {"target_width": c.size("backbone_hidden_size")}
+    if c.flag("use_ordered_embeddings"):
+        spec["centroid_head"] = {"n_centroids": c.size("num_centroids"),
+                                 "top_k": c.size("centroid_intermediate_top_k")}
+        if spec["vocab_size"] % spec["centroid_head"]["n_centroids"]:
+            c.fail(f"num_centroids={c['num_centroids']} must divide text_config.vocab_size="
+                   f"{spec['vocab_size']} (Gemma4AssistantMaskedEmbedder views the vocabulary "
+                   f"as num_centroids clusters of vocab_size // num_centroids tokens)")
+        if spec["centroid_head"]["top_k"] > spec["centroid_head"]["n_centroids"]:
+            c.fail(f"centroid_intermediate_top_k={c['centroid_intermediate_top_k']} must not "
+                   f"exceed num_centroids={c['num_centroids']} (torch.topk)")
+    return spec
+
+
+def _read_gemma4_assistant(c: HFConfig) -> dict[str, Any]:
+    return _read_assistant(c, GEMMA4_TEXT)
+
+
+def _read_gemma4_unified_assistant(c: HFConfig) -> dict[str, Any]:
+    return _read_assistant(c, GEMMA4_UNIFIED_TEXT)
+
+
+def _write_assistant(spec: ModelSpec, model_type: str) -> dict[str, Any]:
+    """A drafter as `model_type`: its layers as gemma4_unified_text's writer writes them
+    (written without kv-shared layers, which a model without a target cannot have, and given
+    their number after), the target's width and the centroid head."""
+    drafter, head, att = spec.drafter, spec.centroid_head, spec.attention
+    need(drafter is not None, "a drafter (Gemma 4's assistants are fed a target's states)")
+    assert drafter is not None
+    need(spec.per_layer_embeddings is None and spec.moe is None,
+         "per_layer_embeddings or moe in a drafter (Gemma 4's assistants have neither)")
+    double = bool(spec.ffn and spec.ffn.double_wide)
+    plain = spec.updated(drafter=None, centroid_head=None, **{
+        "attention.kv_shared_layers": 0, **({"ffn.double_wide": False} if double else {})})
+    text = {**_write_gemma4_unified_text(plain), "num_kv_shared_layers": att.kv_shared_layers,
+            "use_double_wide_mlp": double}
+    text.pop("tie_word_embeddings", None)  # the assistant's own flag ties the head
+    if model_type == "gemma4_assistant":
+        need(att.kv_shared_layers == spec.n_layers and not double,
+             "kv-shared layers fewer than all, or ffn.double_wide (Gemma4AssistantConfig: "
+             "every layer reads the target's keys, no doubled MLP)")
+        text.update(model_type="gemma4_text", hidden_size_per_layer_input=0,
+                    vocab_size_per_layer_input=0, enable_moe_block=False)
+    config = {"model_type": model_type, "text_config": text,
+              "backbone_hidden_size": drafter.target_width,
+              "use_ordered_embeddings": head is not None,
+              "tie_word_embeddings": spec.tie_embeddings}
+    if head is not None:
+        config.update(num_centroids=head.n_centroids, centroid_intermediate_top_k=head.top_k)
+    return config
+
+
+# Gemma4AssistantConfig's and Gemma4UnifiedAssistantConfig's fields and defaults (they differ
+# in backbone_hidden_size only); the only writers of a drafter, gemma4_assistant first (its
+# stricter text model), the unified one for the rest.
+_ASSISTANT = {"text_config": None, "use_ordered_embeddings": False, "num_centroids": 2048,
+              "centroid_intermediate_top_k": 32, "tie_word_embeddings": True}
+GEMMA4_ASSISTANT = ModelType(
+    "gemma4_assistant", _read_gemma4_assistant,
+    write=lambda spec: _write_assistant(spec, "gemma4_assistant"), traits=Traits(),
+    defaults={**_ASSISTANT, "backbone_hidden_size": 1536})
+GEMMA4_UNIFIED_ASSISTANT = ModelType(
+    "gemma4_unified_assistant", _read_gemma4_unified_assistant,
+    write=lambda spec: _write_assistant(spec, "gemma4_unified_assistant"), traits=Traits(),
+    defaults={**_ASSISTANT, "backbone_hidden_size": 3840})
