@@ -334,10 +334,12 @@ def params_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -434,6 +436,8 @@ def params_components(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
@@ -503,49 +507,53 @@ def params_components(s):
     _t43 = _t0*i_qw
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
-    _t46 = L*d
-    _t47 = 2*d
-    _t48 = n_hc**2
-    _t49 = 2*N_s
-    _t50 = G_s*_t49
-    _t51 = 2*d_in + i_m2*(H_s + _t50)
-    _t52 = R_dt + _t49
-    _t53 = 1 - i_m2
-    _t54 = _t53*d_in
-    _t55 = H_s*i_m2
-    _t56 = 2*H_k*d_lk
-    _t57 = 1 - i_cg
-    _t58 = H_v*d_lv
-    _t59 = H_v + _t58
-    _t60 = L_dn*d
-    _t61 = H_v*d_lk
-    _t62 = H_la*L_la*d_la
-    _t63 = _t62*d
-    _t64 = L_rw*d_rw
-    _t65 = _t64*d
-    _t66 = d**2
-    _t67 = d*d_gr
-    _t68 = L_gr*(_t67 + d_gr)
-    _t69 = L_gr*d_gr
-    _t70 = 2*d_gr
-    _t71 = H_ml*L_ml
-    _t72 = _t71*d*d_mk
-    _t73 = _t71*d_mv
-    _t74 = _t73*d
-    _t75 = 2*H_ml
-    _t76 = b_sc*d
-    _t77 = _t19*h_kv
-    _t78 = i_glu + 1
-    _t79 = b_ff*d_ff
-    _t80 = d*d_ff
-    _t81 = _t78*(_t79 + _t80)
-    _t82 = _t80 + b_ff*d
-    _t83 = _t45*d_ff
-    _t84 = E + E_0
-    _t85 = d*(i_glu + 2)
-    _t86 = _t0*d
-    _t87 = 3*_t86
-    _t88 = _t46*p_le
+    _t46 = 2*d_qk
+    _t47 = 2*d_I
+    _t48 = d*d_I
+    _t49 = d*h_I + d_I*h_I*r_q
+    _t50 = L*d
+    _t51 = 2*d
+    _t52 = n_hc**2
+    _t53 = 2*N_s
+    _t54 = G_s*_t53
+    _t55 = 2*d_in + i_m2*(H_s + _t54)
+    _t56 = R_dt + _t53
+    _t57 = 1 - i_m2
+    _t58 = _t57*d_in
+    _t59 = H_s*i_m2
+    _t60 = 2*H_k*d_lk
+    _t61 = 1 - i_cg
+    _t62 = H_v*d_lv
+    _t63 = H_v + _t62
+    _t64 = L_dn*d
+    _t65 = H_v*d_lk
+    _t66 = H_la*L_la*d_la
+    _t67 = _t66*d
+    _t68 = L_rw*d_rw
+    _t69 = _t68*d
+    _t70 = d**2
+    _t71 = d*d_gr
+    _t72 = L_gr*(_t71 + d_gr)
+    _t73 = L_gr*d_gr
+    _t74 = 2*d_gr
+    _t75 = H_ml*L_ml
+    _t76 = _t75*d*d_mk
+    _t77 = _t75*d_mv
+    _t78 = _t77*d
+    _t79 = 2*H_ml
+    _t80 = b_sc*d
+    _t81 = _t19*h_kv
+    _t82 = i_glu + 1
+    _t83 = b_ff*d_ff
+    _t84 = d*d_ff
+    _t85 = _t82*(_t83 + _t84)
+    _t86 = _t84 + b_ff*d
+    _t87 = _t45*d_ff
+    _t88 = E + E_0
+    _t89 = d*(i_glu + 2)
+    _t90 = _t0*d
+    _t91 = 3*_t90
+    _t92 = _t50*p_le
     return {
         'attention/q': (
             L_att2*(
@@ -584,79 +592,84 @@ def params_components(s):
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
-        'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': _t0*_t46*n_norm,
-        'norm_gates': _t47*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t48*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t51*b_ssm + _t51*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t50*i_m2 + d_in),
-        'mamba/x': L_ssm*_t52*_t54,
-        'mamba/dt': L_ssm*(R_dt*_t54 + _t54 + _t55),
-        'mamba/ssm': L_ssm*(_t53*(N_s*d_in + d_in) + 2*_t55),
-        'mamba/norm': L_ssm*(_t52*_t53*i_dtn + d_in*i_gn*i_m2),
+        'attention/compressor': (
+            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+        ),
+        'attention/indexer': (
+            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+        ),
+        'norms': _t0*_t50*n_norm,
+        'norm_gates': _t51*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t52*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t55*b_ssm + _t55*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t54*i_m2 + d_in),
+        'mamba/x': L_ssm*_t56*_t58,
+        'mamba/dt': L_ssm*(R_dt*_t58 + _t58 + _t59),
+        'mamba/ssm': L_ssm*(_t57*(N_s*d_in + d_in) + 2*_t59),
+        'mamba/norm': L_ssm*(_t56*_t57*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t60*(_t56 + _t57*_t59 + _t59),
-        'deltanet/lowrank': L_dn*i_cg*(_t47*r_g + r_g*(_t58 + _t61)),
-        'deltanet/conv': L_dn*k_dn*(_t56 + _t58),
-        'deltanet/gates': L_dn*(H_v*_t57 + H_v + _t61*i_cg),
+        'deltanet/in': _t64*(_t60 + _t61*_t63 + _t63),
+        'deltanet/lowrank': L_dn*i_cg*(_t51*r_g + r_g*(_t62 + _t65)),
+        'deltanet/conv': L_dn*k_dn*(_t60 + _t62),
+        'deltanet/gates': L_dn*(H_v*_t61 + H_v + _t65*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t58*_t60,
-        'lightning/qkv': 3*_t63,
-        'lightning/gate': _t63,
-        'lightning/out': _t63,
-        'lightning/norm': _t62,
-        'rwkv/key': _t65,
-        'rwkv/value': _t65,
-        'rwkv/receptance': _t65,
-        'rwkv/output': _t65,
-        'rwkv/gate': L_rw*_t66,
-        'rwkv/decay': 2*_t64,
+        'deltanet/out': _t62*_t64,
+        'lightning/qkv': 3*_t67,
+        'lightning/gate': _t67,
+        'lightning/out': _t67,
+        'lightning/norm': _t66,
+        'rwkv/key': _t69,
+        'rwkv/value': _t69,
+        'rwkv/receptance': _t69,
+        'rwkv/output': _t69,
+        'rwkv/gate': L_rw*_t70,
+        'rwkv/decay': 2*_t68,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t68,
-        'griffin/x': _t68,
-        'griffin/conv': _t69*(k_gr + 1),
-        'griffin/gates': L_gr*(_t70*w_gr + _t70),
-        'griffin/decay': _t69,
-        'griffin/out': L_gr*(_t67 + d),
-        'mlstm/q': _t72,
-        'mlstm/k': _t72,
-        'mlstm/v': _t74,
-        'mlstm/ogate': _t74,
-        'mlstm/gates': L_ml*(_t75*d + _t75),
-        'mlstm/norm': _t73,
-        'mlstm/out': _t74,
-        'conv/in': L_sc*(3*_t66 + 3*_t76),
+        'griffin/y': _t72,
+        'griffin/x': _t72,
+        'griffin/conv': _t73*(k_gr + 1),
+        'griffin/gates': L_gr*(_t74*w_gr + _t74),
+        'griffin/decay': _t73,
+        'griffin/out': L_gr*(_t71 + d),
+        'mlstm/q': _t76,
+        'mlstm/k': _t76,
+        'mlstm/v': _t78,
+        'mlstm/ogate': _t78,
+        'mlstm/gates': L_ml*(_t79*d + _t79),
+        'mlstm/norm': _t77,
+        'mlstm/out': _t78,
+        'conv/in': L_sc*(3*_t70 + 3*_t80),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t66 + _t76),
+        'conv/out': L_sc*(_t70 + _t80),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t77*d,
+        'cross_attention/kv': L_xa*_t81*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t81 + L_dw*(_t78*(2*_t79 + 2*_t80) - _t81),
-        'mlp/down': L_dense*_t82 + L_dw*_t80,
+        'mlp/up': L_dense*_t85 + L_dw*(_t82*(2*_t83 + 2*_t84) - _t85),
+        'mlp/down': L_dense*_t86 + L_dw*_t84,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t83 + L_dw*_t83,
-        'moe/router': L_moe*(_t84*b_router + _t84*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t85*d_e + b_ff*(_t78*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t85*d_s + b_ff*(_t78*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t87 + L_dw*_t87,
+        'moe/router': L_moe*(_t88*b_router + _t88*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t89*d_e + b_ff*(_t82*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t89*d_s + b_ff*(_t82*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t86*i_mn + _t87*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t47*_t77),
-        'shared_block/mlp': M_sb*(_t81 + _t82 + n_act),
-        'shared_block/norms': M_sb*_t87,
-        'shared_block/projection': L_sb*_t66,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t77 + 6*d) + r_sb*(_t78*d_ff + d)),
+        'moe/norm': L_moe*(_t90*i_mn + _t91*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t51*_t81),
+        'shared_block/mlp': M_sb*(_t85 + _t86 + n_act),
+        'shared_block/norms': M_sb*_t91,
+        'shared_block/projection': L_sb*_t70,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t81 + 6*d) + r_sb*(_t82*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t88,
-        'per_layer_embeddings/layers': 2*_t88,
-        'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
+        'per_layer_embeddings/projection': _t92,
+        'per_layer_embeddings/layers': 2*_t92,
+        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t86*i_norm_emb,
-        'embedding_projection': _t47*d_emb*i_proj,
-        'hyper_connections/head': _t48*d + i_hc + n_hc,
-        'final_norm': _t86*i_norm_final,
+        'embedding/norm': _t90*i_norm_emb,
+        'embedding_projection': _t51*d_emb*i_proj,
+        'hyper_connections/head': _t52*d + i_hc + n_hc,
+        'final_norm': _t90*i_norm_final,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
     }
 
@@ -675,10 +688,12 @@ def params_summary(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -779,6 +794,8 @@ def params_summary(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
@@ -842,190 +859,201 @@ def params_summary(s):
         + b_qkv*(_t42*i_mla + _t43)
         + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t45 = d*d_ff
-    _t46 = _t45 + b_ff*d
-    _t47 = L_dn*d_lv
-    _t48 = H_v*d_lk
-    _t49 = 1 - i_cg
-    _t50 = b_ff*d_ff
-    _t51 = _t27*(_t45 + _t50)
-    _t52 = L_gr*d_gr
-    _t53 = d*d_gr
-    _t54 = 2*d_gr
-    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t56 = 2*H_ml
-    _t57 = _t56*d
-    _t58 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t59 = _t7*d
-    _t60 = 3*_t59
-    _t61 = _t59*i_mn + _t60*i_bn
-    _t62 = E + E_0
-    _t63 = _t62*b_router + _t62*d + i_rs*(E + d)
-    _t64 = d**2
-    _t65 = d_qk + d_v
-    _t66 = _t65*h_kv
-    _t67 = b_sc*d
-    _t68 = 2*N_s
-    _t69 = G_s*_t68
-    _t70 = 2*d_in + i_m2*(H_s + _t69)
-    _t71 = H_s*i_m2
-    _t72 = 1 - i_m2
-    _t73 = R_dt + _t68
-    _t74 = _t72*d_in
-    _t75 = 2*d
-    _t76 = _t46 + _t51 + n_act
-    _t77 = d_qk*i_qk_head
-    _t78 = _t7*(_t77 + d_qk*h_kv*i_qk_proj)
-    _t79 = _t34*(_t22*i_qk_proj + _t77) + _t78
-    _t80 = _t35*d_v
-    _t81 = h*i_gate
-    _t82 = _t38*_t80*_t81 + _t81*(_t80 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t83 = d_rope + r_kv
-    _t84 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t85 = (
+    _t45 = 2*d_I
+    _t46 = 2*d_qk
+    _t47 = d*d_I
+    _t48 = d*h_I + d_I*h_I*r_q
+    _t49 = d*d_ff
+    _t50 = _t49 + b_ff*d
+    _t51 = L_dn*d_lv
+    _t52 = H_v*d_lk
+    _t53 = 1 - i_cg
+    _t54 = b_ff*d_ff
+    _t55 = _t27*(_t49 + _t54)
+    _t56 = L_gr*d_gr
+    _t57 = d*d_gr
+    _t58 = 2*d_gr
+    _t59 = _t45 + _t47 + _t48
+    _t60 = 2*H_ml
+    _t61 = _t60*d
+    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t63 = _t7*d
+    _t64 = 3*_t63
+    _t65 = _t63*i_mn + _t64*i_bn
+    _t66 = E + E_0
+    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
+    _t68 = d**2
+    _t69 = d_qk + d_v
+    _t70 = _t69*h_kv
+    _t71 = b_sc*d
+    _t72 = 2*N_s
+    _t73 = G_s*_t72
+    _t74 = 2*d_in + i_m2*(H_s + _t73)
+    _t75 = H_s*i_m2
+    _t76 = 1 - i_m2
+    _t77 = R_dt + _t72
+    _t78 = _t76*d_in
+    _t79 = 2*d
+    _t80 = _t50 + _t55 + n_act
+    _t81 = d_qk*i_qk_head
+    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
+    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
+    _t84 = _t35*d_v
+    _t85 = h*i_gate
+    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
+    _t87 = d_rope + r_kv
+    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t89 = (
         _t41*(d_rope*i_krn + r_kv)
-        + _t84*d
-        + b_qkv*(_t83*i_mla + _t84)
-        + i_mla*(_t83*d + h*r_kv*(_t65 - d_rope))
+        + _t88*d
+        + b_qkv*(_t87*i_mla + _t88)
+        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
     )
-    _t86 = L_kvs - L_kvs2
-    _t87 = L_rw*d_rw
-    _t88 = 5*d
-    _t89 = H_la*L_la*d_la
-    _t90 = H_ml*L_ml*d_mv
-    _t91 = 2*H_k*d_lk
-    _t92 = H_v*d_lv
-    _t93 = H_v + _t92
-    _t94 = b_moe*d
-    _t95 = h*i_sink
-    _t96 = L*d
-    _t97 = i_rel*(2*_t22 + _t23)
-    _t98 = 4*i_diff
-    _t99 = _t98*d_qk
-    _t100 = E_a*_t0
-    _t101 = _t7*i_sub
-    _t102 = _t101*d_ff
-    _t103 = _t101*_t17
-    _t104 = (
-        H_v*_t47*d
+    _t90 = L_kvs - L_kvs2
+    _t91 = L_rw*d_rw
+    _t92 = 5*d
+    _t93 = H_la*L_la*d_la
+    _t94 = H_ml*L_ml*d_mv
+    _t95 = 2*H_k*d_lk
+    _t96 = H_v*d_lv
+    _t97 = H_v + _t96
+    _t98 = b_moe*d
+    _t99 = h*i_sink
+    _t100 = L*d
+    _t101 = i_rel*(2*_t22 + _t23)
+    _t102 = 4*i_diff
+    _t103 = 4*d
+    _t104 = _t102*d_qk
+    _t105 = E_a*_t0
+    _t106 = _t7*i_sub
+    _t107 = _t106*d_ff
+    _t108 = _t106*_t17
+    _t109 = (
+        H_v*_t51*d
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + L_att2*_t100
-        + L_att2*_t101*_t4
+        + L_att2*_t102*d_qk2
+        + L_att2*_t105
+        + L_att2*_t106*_t4
         + L_att2*_t44
-        + L_att2*_t98*d_qk2
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t102
-        + L_dense*_t46
-        + L_dense*_t51
+        + L_csa*_t103*d_qk
+        + L_csa*(4*_t47 + _t48)
+        + L_csa*(_t45*m_csa + d_I)
+        + L_csa*(_t46*m_csa + d_qk)
+        + L_dense*_t107
+        + L_dense*_t50
+        + L_dense*_t55
         + L_dense*n_act
-        + L_dn*d*(_t49*_t93 + _t91 + _t93)
-        + L_dn*i_cg*(_t75*r_g + r_g*(_t48 + _t92))
-        + L_dn*k_dn*(_t91 + _t92)
-        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t102
-        + L_dw*_t45
-        + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
-        + L_gr*(_t53 + d)
-        + 2*L_gr*(_t53 + d_gr)
-        + L_gr*(_t54*w_gr + _t54)
-        + L_idx*_t55
+        + L_dn*d*(_t53*_t97 + _t95 + _t97)
+        + L_dn*i_cg*(_t79*r_g + r_g*(_t52 + _t96))
+        + L_dn*k_dn*(_t95 + _t96)
+        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
+        + L_dw*_t107
+        + L_dw*_t49
+        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
+        + L_gr*(_t57 + d)
+        + 2*L_gr*(_t57 + d_gr)
+        + L_gr*(_t58*w_gr + _t58)
+        + L_hca*_t46*d
+        + L_hca*(d_qk*m_hca + d_qk)
+        + L_idx*_t59
         - L_kvs2*_t33
         - L_kvs2*_t44
-        + L_ml*_t57*d_mk
-        + L_ml*(_t56 + _t57)
-        + L_moe*_t58
-        + L_moe*_t61
-        + L_moe*_t63
-        + L_moe*_t94
-        + L_rw*_t64
-        + L_rw*_t88
-        + L_sb*_t64
-        + L_sb*(i_sba*r_sb*(_t22 + _t66 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_ml*_t61*d_mk
+        + L_ml*(_t60 + _t61)
+        + L_moe*_t62
+        + L_moe*_t65
+        + L_moe*_t67
+        + L_moe*_t98
+        + L_rw*_t68
+        + L_rw*_t92
+        + L_sb*_t68
+        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t64 + _t67)
-        + L_sc*(3*_t64 + 3*_t67)
-        + L_ssm*_t73*_t74
-        + L_ssm*(2*_t71 + _t72*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t69*i_m2 + d_in)
-        + L_ssm*(_t70*b_ssm + _t70*d)
+        + L_sc*(_t68 + _t71)
+        + L_sc*(3*_t68 + 3*_t71)
+        + L_ssm*_t77*_t78
+        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
+        + L_ssm*(_t74*b_ssm + _t74*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t72*_t73*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t74 + _t71 + _t74)
+        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t78 + _t75 + _t78)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t66*d
+        + L_xa*_t70*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t60
-        + M_sb*_t76
-        + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
-        + _t100*_t15
-        + _t103*_t15
-        + _t15*_t79
-        + _t15*_t82
-        + _t15*_t85
-        + _t15*_t95
-        + _t15*_t97
+        + M_sb*_t64
+        + M_sb*_t80
+        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
+        + _t100*_t7*n_norm
+        + 3*_t100*p_le
+        + _t101*_t15
+        + _t103*_t91
+        + _t104*_t15
+        + _t105*_t15
+        + _t108*_t15
+        + _t15*_t83
+        + _t15*_t86
+        + _t15*_t89
         + _t15*_t99
         + _t30*d
-        + _t47
-        + _t52*(k_gr + 1)
-        + _t52
-        + _t59*i_norm_emb
-        + _t59*i_norm_final
-        + _t7*_t96*n_norm
-        + _t7*i_le*(_t96 + p_le)
-        + _t75*d_emb*i_proj
-        + _t75*r_ng*(L + L_moe)
-        - _t78*_t86
-        - _t85*_t86
-        + 4*_t87*d
-        + 2*_t87
-        + _t88*_t89
-        + _t89
-        + 3*_t90*d
-        + _t90
-        + 3*_t96*p_le
+        + _t51
+        + _t56*(k_gr + 1)
+        + _t56
+        + _t63*i_norm_emb
+        + _t63*i_norm_final
+        + _t7*i_le*(_t100 + p_le)
+        + _t79*d_emb*i_proj
+        + _t79*r_ng*(L + L_moe)
+        - _t82*_t90
+        - _t89*_t90
+        + 2*_t91
+        + _t92*_t93
+        + _t93
+        + 3*_t94*d
+        + _t94
         + b_oL*d
         + i_hc
         + n_hc
     )
-    _t105 = (
+    _t110 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t104
+        + _t109
         + _t15*_t20
         + _t15*_t25
     )
-    _t106 = L*V_le*p_le + P*d + V*d_emb
-    _t107 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t106
+    _t111 = L*V_le*p_le + P*d + V*d_emb
+    _t112 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t111
     return {
-        'total': _t105 + _t107,
-        'embedding': _t106,
-        'non_embedding': _t105,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t104 + _t107 + _t15*_t19 + _t15*_t24,
+        'total': _t110 + _t112,
+        'embedding': _t111,
+        'non_embedding': _t110,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t109 + _t112 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t60
-            + 2*M*_t64
+            M*_t64
+            + 2*M*_t68
             + M*(
-                _t100
-                + _t103
+                _t101
+                + _t104
+                + _t105
+                + _t108
                 + _t20
                 + _t25
-                + _t55*i_dsa
-                + _t59*n_norm
-                + _t79
-                + _t82
-                + _t85
-                + _t95
-                + _t97
+                + _t59*i_dsa
+                + _t63*n_norm
+                + _t83
+                + _t86
+                + _t89
                 + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t94)
-                + (1 - i_moe)*(_t102 + _t76)
+                + i_moe*(_t29 + _t62 + _t65 + _t67 + _t98)
+                + (1 - i_moe)*(_t107 + _t80)
             )
         ),
     }
@@ -1045,10 +1073,12 @@ def flops_forward_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1144,43 +1174,46 @@ def flops_forward_components(s):
     _t16 = 2*i_lg
     _t17 = d*(1 - i_lg)
     _t18 = E_a*d*i_moa
-    _t19 = 2*d_in
-    _t20 = 2*N_s
-    _t21 = G_s*_t20
-    _t22 = 2*d
-    _t23 = L_ssm*_t19
-    _t24 = _t23*(1 - i_m2)
-    _t25 = 2*H_k*d_lk
-    _t26 = H_v*d_lv
-    _t27 = H_v + _t26
-    _t28 = L_dn*_t22
-    _t29 = 2*L_dn
-    _t30 = 6*d
-    _t31 = H_la*L_la
-    _t32 = _t31*d_la
-    _t33 = _t22*_t32
-    _t34 = L_rw*d_rw
-    _t35 = _t22*_t34
-    _t36 = d**2
-    _t37 = 2*_t36
-    _t38 = L_gr*d_gr
-    _t39 = _t22*_t38
-    _t40 = H_ml*L_ml
-    _t41 = _t22*_t40
-    _t42 = _t41*d_mk
-    _t43 = _t41*d_mv
-    _t44 = 4*d
-    _t45 = _t22*_t4
-    _t46 = L_xa*i_img
-    _t47 = i_glu + 2
-    _t48 = _t22*_t47*d_ff
-    _t49 = 2*L_moe
-    _t50 = _t49*d
-    _t51 = n_hc**2
-    _t52 = _t51*i_hcm
-    _t53 = 2*L
-    _t54 = _t8*h_kv
-    _t55 = 2*L_sb
+    _t19 = d*d_I
+    _t20 = d*h_I + d_I*h_I*r_q
+    _t21 = d*d_qk
+    _t22 = 2*d_in
+    _t23 = 2*N_s
+    _t24 = G_s*_t23
+    _t25 = 2*d
+    _t26 = L_ssm*_t22
+    _t27 = _t26*(1 - i_m2)
+    _t28 = 2*H_k*d_lk
+    _t29 = H_v*d_lv
+    _t30 = H_v + _t29
+    _t31 = L_dn*_t25
+    _t32 = 2*L_dn
+    _t33 = 6*d
+    _t34 = H_la*L_la
+    _t35 = _t34*d_la
+    _t36 = _t25*_t35
+    _t37 = L_rw*d_rw
+    _t38 = _t25*_t37
+    _t39 = d**2
+    _t40 = 2*_t39
+    _t41 = L_gr*d_gr
+    _t42 = _t25*_t41
+    _t43 = H_ml*L_ml
+    _t44 = _t25*_t43
+    _t45 = _t44*d_mk
+    _t46 = _t44*d_mv
+    _t47 = 4*d
+    _t48 = _t25*_t4
+    _t49 = L_xa*i_img
+    _t50 = i_glu + 2
+    _t51 = _t25*_t50*d_ff
+    _t52 = 2*L_moe
+    _t53 = _t52*d
+    _t54 = n_hc**2
+    _t55 = _t54*i_hcm
+    _t56 = 2*L
+    _t57 = _t8*h_kv
+    _t58 = 2*L_sb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1195,62 +1228,63 @@ def flops_forward_components(s):
             + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
         ),
         'attention/router': _t18*_t3 + _t18*_t5,
-        'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t22*(_t19 + i_m2*(H_s + _t21)),
-        'mamba/x': _t24*(R_dt + _t20),
-        'mamba/dt': R_dt*_t24,
-        'mamba/out': _t23*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
+        'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
+        'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
+        'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
+        'mamba/x': _t27*(R_dt + _t23),
+        'mamba/dt': R_dt*_t27,
+        'mamba/out': _t26*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t24*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t28*(_t25 + _t27*(1 - i_cg) + _t27),
-        'deltanet/lowrank': _t29*i_cg*(_t22*r_g + r_g*(H_v*d_lk + _t26)),
-        'deltanet/out': _t26*_t28,
-        'deltanet/conv': _t29*k_dn*(_t25 + _t26),
-        'deltanet/scan': 7*L_dn*_t26*d_lk,
-        'lightning/qkv': _t30*_t32,
-        'lightning/gate': _t33,
-        'lightning/out': _t33,
-        'lightning/scan': 5*_t31*d_la**2,
-        'rwkv/key': _t35,
-        'rwkv/value': _t35,
-        'rwkv/receptance': _t35,
-        'rwkv/output': _t35,
-        'rwkv/gate': L_rw*_t37,
-        'rwkv/scan': 9*_t34,
-        'griffin/y': _t39,
-        'griffin/x': _t39,
-        'griffin/gates': 4*_t38*w_gr,
-        'griffin/out': _t39,
-        'griffin/conv': 2*_t38*k_gr,
-        'griffin/scan': 3*_t38,
-        'mlstm/q': _t42,
-        'mlstm/k': _t42,
-        'mlstm/v': _t43,
-        'mlstm/ogate': _t43,
-        'mlstm/gates': _t40*_t44,
-        'mlstm/out': _t43,
-        'mlstm/scan': 5*_t40*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t36,
-        'conv/out': L_sc*_t37,
-        'conv/conv': L_sc*_t22*k_sc,
-        'cross_attention/q': _t45*_t46,
-        'cross_attention/o': _t13*_t22*_t46,
-        'mlp': L_dense*_t48 + L_dw*_t48 - L_xa*_t48*(1 - i_img),
-        'moe/router': _t50*(E + E_0),
-        'moe/experts': _t47*_t50*d_e*k,
-        'moe/shared': _t49*(E_s*_t47*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t53*(_t22*_t52 + d*n_hc*(2*_t52 + 4*n_hc)),
-        'hyper_connections/head': _t22*_t51,
-        'shared_block/attention': _t55*(_t14 + _t22*_t54 + _t45),
-        'shared_block/mlp': L_sb*_t48,
-        'shared_block/projection': L_sb*_t37,
-        'shared_block/adapters': _t55*(
-            i_sba*r_sb*(_t30 + _t4 + _t54) + r_sb*(d + d_ff*(i_glu + 1))
+        'deltanet/in': _t31*(_t28 + _t30*(1 - i_cg) + _t30),
+        'deltanet/lowrank': _t32*i_cg*(_t25*r_g + r_g*(H_v*d_lk + _t29)),
+        'deltanet/out': _t29*_t31,
+        'deltanet/conv': _t32*k_dn*(_t28 + _t29),
+        'deltanet/scan': 7*L_dn*_t29*d_lk,
+        'lightning/qkv': _t33*_t35,
+        'lightning/gate': _t36,
+        'lightning/out': _t36,
+        'lightning/scan': 5*_t34*d_la**2,
+        'rwkv/key': _t38,
+        'rwkv/value': _t38,
+        'rwkv/receptance': _t38,
+        'rwkv/output': _t38,
+        'rwkv/gate': L_rw*_t40,
+        'rwkv/scan': 9*_t37,
+        'griffin/y': _t42,
+        'griffin/x': _t42,
+        'griffin/gates': 4*_t41*w_gr,
+        'griffin/out': _t42,
+        'griffin/conv': 2*_t41*k_gr,
+        'griffin/scan': 3*_t41,
+        'mlstm/q': _t45,
+        'mlstm/k': _t45,
+        'mlstm/v': _t46,
+        'mlstm/ogate': _t46,
+        'mlstm/gates': _t43*_t47,
+        'mlstm/out': _t46,
+        'mlstm/scan': 5*_t43*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t39,
+        'conv/out': L_sc*_t40,
+        'conv/conv': L_sc*_t25*k_sc,
+        'cross_attention/q': _t48*_t49,
+        'cross_attention/o': _t13*_t25*_t49,
+        'mlp': L_dense*_t51 + L_dw*_t51 - L_xa*_t51*(1 - i_img),
+        'moe/router': _t53*(E + E_0),
+        'moe/experts': _t50*_t53*d_e*k,
+        'moe/shared': _t52*(E_s*_t50*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t56*(_t25*_t55 + d*n_hc*(2*_t55 + 4*n_hc)),
+        'hyper_connections/head': _t25*_t54,
+        'shared_block/attention': _t58*(_t14 + _t25*_t57 + _t48),
+        'shared_block/mlp': L_sb*_t51,
+        'shared_block/projection': L_sb*_t40,
+        'shared_block/adapters': _t58*(
+            i_sba*r_sb*(_t33 + _t4 + _t57) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t53*d*p_le,
-        'per_layer_embeddings/layers': L*_t44*p_le,
-        'norm_gates': _t22*r_ng*(_t49 + _t53),
-        'embedding_projection': _t44*d_emb*i_proj,
+        'per_layer_embeddings/projection': _t56*d*p_le,
+        'per_layer_embeddings/layers': L*_t47*p_le,
+        'norm_gates': _t25*r_ng*(_t52 + _t56),
+        'embedding_projection': _t47*d_emb*i_proj,
         'lm_head': 2*V_o*d_emb,
     }
 
@@ -1272,10 +1306,12 @@ def flops(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1347,6 +1383,8 @@ def flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
@@ -1365,120 +1403,156 @@ def flops(s):
     _t3 = H_ml*L_ml
     _t4 = _t2*_t3
     _t5 = 6*d
-    _t6 = 2*d
-    _t7 = 2*d_in
-    _t8 = L_ssm*_t7
-    _t9 = d**2
-    _t10 = 2*_t9
-    _t11 = 2*n_hc**2
-    _t12 = 2*L_att2
-    _t13 = E_a*d*i_moa
-    _t14 = H_la*L_la
-    _t15 = H_v*d_lv
-    _t16 = L_dn*_t6
-    _t17 = 2*L_moe
-    _t18 = d_qk*h
-    _t19 = _t18*_t6
-    _t20 = L_xa*i_img
-    _t21 = d_v*h
-    _t22 = _t21*d
-    _t23 = i_glu + 2
-    _t24 = _t23*_t6*d_ff
-    _t25 = 2*L_sb
-    _t26 = _t23*d
-    _t27 = L_att - L_att2
-    _t28 = 2*_t27
-    _t29 = _t8*(1 - i_m2)
-    _t30 = 2*N_s
-    _t31 = G_s*_t30
-    _t32 = 2*L
-    _t33 = 2*H_k*d_lk
-    _t34 = 2*L_dn
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = _t36*_t6
-    _t38 = _t11*i_hcm
-    _t39 = 1 - i_og
-    _t40 = d_v2*h2
-    _t41 = d*g_o*r_o
-    _t42 = H_v + _t15
-    _t43 = d_qk2*h2
-    _t44 = d*(1 - i_qlora)
-    _t45 = i_lg + 1
-    _t46 = 1 - i_gh
-    _t47 = 2*i_lg
-    _t48 = d*(1 - i_lg)
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t6 = 8*d
+    _t7 = 2*d
+    _t8 = 2*d_in
+    _t9 = L_ssm*_t8
+    _t10 = d**2
+    _t11 = 2*_t10
+    _t12 = 2*n_hc**2
+    _t13 = 2*L_att2
+    _t14 = E_a*d*i_moa
+    _t15 = H_la*L_la
+    _t16 = H_v*d_lv
+    _t17 = L_dn*_t7
+    _t18 = 2*L_moe
+    _t19 = d_qk*h
+    _t20 = _t19*_t7
+    _t21 = L_xa*i_img
+    _t22 = d_v*h
+    _t23 = _t22*d
+    _t24 = i_glu + 2
+    _t25 = _t24*_t7*d_ff
+    _t26 = 2*L_sb
+    _t27 = _t24*d
+    _t28 = L_att - L_att2
+    _t29 = 2*_t28
+    _t30 = _t9*(1 - i_m2)
+    _t31 = 2*N_s
+    _t32 = G_s*_t31
+    _t33 = 2*L
+    _t34 = 2*H_k*d_lk
+    _t35 = 2*L_dn
+    _t36 = d*d_I
+    _t37 = d*h_I + d_I*h_I*r_q
+    _t38 = d_qk + d_v
+    _t39 = _t38*h_kv
+    _t40 = _t39*_t7
+    _t41 = _t12*i_hcm
+    _t42 = 1 - i_og
+    _t43 = d_v2*h2
+    _t44 = d*g_o*r_o
+    _t45 = H_v + _t16
+    _t46 = d_qk2*h2
+    _t47 = d*(1 - i_qlora)
+    _t48 = i_lg + 1
+    _t49 = 1 - i_gh
+    _t50 = 2*i_lg
+    _t51 = d*(1 - i_lg)
+    _t52 = d*(1 - i_mla)
+    _t53 = (
+        2*_t52*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    _t54 = (
+        2*_t52*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t38 - d_rope))
     )
-    _t52 = L_xa*T_img
+    _t55 = L_xa*T_img
     return {
         'weights_per_token': (
             L*_t5*p_le
-            + L_att2*_t50
-            + L_dense*_t24
-            + 7*L_dn*_t15*d_lk
-            + L_dw*_t24
-            + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t50
-            + L_rw*_t10
-            + L_sb*_t10
-            + L_sc*_t6*k_sc
-            + 8*L_sc*_t9
+            + L_att2*_t53
+            + L_csa*_t6*d_qk
+            + 2*L_csa*(4*_t36 + _t37)
+            + L_dense*_t25
+            + 7*L_dn*_t16*d_lk
+            + L_dw*_t25
+            + L_hca*_t2*d_qk
+            + 2*L_idx*(_t36 + _t37)
+            - L_kvs2*_t53
+            + L_rw*_t11
+            + L_sb*_t11
+            + 8*L_sc*_t10
+            + L_sc*_t7*k_sc
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t6*(_t7 + i_m2*(H_s + _t31))
-            + 2*L_ssm*k_s*(_t31*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
-            + R_dt*_t29
+            + L_ssm*_t7*(_t8 + i_m2*(H_s + _t32))
+            + 2*L_ssm*k_s*(_t32*i_m2 + d_in)
+            - L_xa*_t25*(1 - i_img)
+            + R_dt*_t30
             + 2*V_o*d_emb
             + _t0*_t5
             + 2*_t0*k_gr
             + 4*_t0*w_gr
             + 3*_t0
-            + 8*_t1*d
+            + _t1*_t6
             + 9*_t1
-            + _t11*d
-            + _t12*_t13
-            + _t12*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
-            + _t12*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
-            + _t12*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
-            + _t13*_t28
-            + 10*_t14*d*d_la
-            + 5*_t14*d_la**2
-            + _t15*_t16
-            + _t16*(_t33 + _t42*(1 - i_cg) + _t42)
-            + _t17*_t26*d_e*k
-            + _t17*d*(E + E_0)
-            + _t17*(E_s*_t26*d_s + d*i_shared_gate)
-            + _t19*_t20
+            + _t12*d
+            + _t13*_t14
+            + _t13*h2*i_gate*(_t49*d_v2 + i_gh)*(_t50*r_q2 + _t51)
+            + _t13*(_t46*_t47 + i_qlora*(_t46*_t48*r_q2 + d*r_q2))
+            + _t13*(_t42*_t43*d + i_og*(_t43*r_o + _t44))
+            + _t14*_t29
+            + 10*_t15*d*d_la
+            + 5*_t15*d_la**2
+            + _t16*_t17
+            + _t17*(_t34 + _t45*(1 - i_cg) + _t45)
+            + _t18*_t27*d_e*k
+            + _t18*d*(E + E_0)
+            + _t18*(E_s*_t27*d_s + d*i_shared_gate)
             + _t2*d_emb*i_proj
-            + 2*_t20*_t22
-            + _t25*_t26*d_ff
-            + _t25*(i_sba*r_sb*(_t18 + _t36 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t25*(_t19 + _t22 + _t37)
-            + _t27*_t51
-            + _t28*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
-            + _t28*(_t18*_t44 + i_qlora*(_t18*_t45*r_q + d*r_q))
-            + _t28*(_t22*_t39 + i_og*(_t21*r_o + _t41))
-            + _t29*(R_dt + _t30)
+            + _t20*_t21
+            + 2*_t21*_t23
+            + _t26*_t27*d_ff
+            + _t26*(i_sba*r_sb*(_t19 + _t39 + _t5) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t26*(_t20 + _t23 + _t40)
+            + _t28*_t54
+            + _t29*h*i_gate*(_t49*d_v + i_gh)*(_t50*r_q + _t51)
+            + _t29*(_t19*_t47 + i_qlora*(_t19*_t48*r_q + d*r_q))
+            + _t29*(_t23*_t42 + i_og*(_t22*r_o + _t44))
             + _t3*_t5*d_mv
             + 5*_t3*d_mk*(d_mv + 1)
-            + _t32*(_t38*d + d*n_hc*(_t38 + 4*n_hc))
-            + _t34*i_cg*(_t6*r_g + r_g*(H_v*d_lk + _t15))
-            + _t34*k_dn*(_t15 + _t33)
+            + _t30*(R_dt + _t31)
+            + _t33*(_t41*d + d*n_hc*(_t41 + 4*n_hc))
+            + _t35*i_cg*(_t7*r_g + r_g*(H_v*d_lk + _t16))
+            + _t35*k_dn*(_t16 + _t34)
             + _t4*d_mk
             + _t4
-            - _t51*(L_kvs - L_kvs2)
-            + _t6*r_ng*(_t17 + _t32)
-            + _t8*d
+            - _t54*(L_kvs - L_kvs2)
+            + _t7*r_ng*(_t18 + _t33)
+            + _t9*d
         ),
         'attention_per_sequence': (
-            L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            L_csa*(
+                h*(d_qk + d_v)*(
+                    2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, m_csa))
+                    + i_causal*(
+                        2*K_I*(T - _minimum(T, K_I*m_csa - 1))
+                        + m_csa*(
+                            _floordiv(_minimum(T, K_I*m_csa - 1), m_csa) - 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                        + 2*(
+                            -m_csa*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                            + _minimum(T, K_I*m_csa - 1)
+                            + 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                    )
+                )
+                + h_I*(d_I + 1)*(
+                    2*T*(1 - i_causal)*_floordiv(T, m_csa)
+                    + i_causal*(
+                        m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
+                        + 2*(T - m_csa*_floordiv(T, m_csa) + 1)*_floordiv(T, m_csa)
+                    )
+                )
+            )
+            + L_hca*h*(d_qk + d_v)*(
+                2*T*(1 - i_causal)*_floordiv(T, m_hca)
+                + i_causal*(
+                    m_hca*(_floordiv(T, m_hca) - 1)*_floordiv(T, m_hca)
+                    + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
+                )
+            )
+            + L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1537,10 +1611,15 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t37*_t52,
-        'cross_scores_per_sequence': 2*T*_t35*_t52*h,
+        'image_kv_per_sequence': _t40*_t55,
+        'cross_scores_per_sequence': 2*T*_t38*_t55*h,
         'inference_attention_per_token': (
-            2*L_idx*T*h_I*(d_I + 1)
+            2*L_csa*(
+                h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
+                + h_I*(d_I + 1)*_floordiv(T, m_csa)
+            )
+            + 2*L_hca*h*(d_qk + d_v)*_floordiv(T, m_hca)
+            + 2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
@@ -1573,10 +1652,12 @@ def rules_train_per_token(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1675,6 +1756,8 @@ def rules_train_per_token(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
@@ -1733,93 +1816,106 @@ def rules_train_per_token(s):
     _t32 = d_qk2*h2
     _t33 = _t32*d
     _t34 = i_lg + 1
-    _t35 = 6*L_dense
-    _t36 = d*d_ff
-    _t37 = _t36 + b_ff*d
-    _t38 = 6*L_dn
-    _t39 = H_v*d_lk
-    _t40 = 1 - i_cg
-    _t41 = i_glu + 1
-    _t42 = b_ff*d_ff
-    _t43 = _t41*(_t36 + _t42)
-    _t44 = 6*L_dw
-    _t45 = 6*L_gr
-    _t46 = _t45*d_gr
-    _t47 = d*d_gr
-    _t48 = 2*d_gr
-    _t49 = 2*H_ml
-    _t50 = 6*L_ml
-    _t51 = d*(i_glu + 2)
-    _t52 = 6*L_moe
-    _t53 = _t3*d
-    _t54 = E + E_0
-    _t55 = d**2
-    _t56 = 6*_t55
-    _t57 = d_qk*h
-    _t58 = _t11*h_kv
-    _t59 = b_sc*d
-    _t60 = 6*L_sc
-    _t61 = 6*L_ssm
-    _t62 = 2*N_s
-    _t63 = G_s*_t62
-    _t64 = 2*d_in + i_m2*(H_s + _t63)
-    _t65 = H_s*i_m2
-    _t66 = 1 - i_m2
-    _t67 = R_dt + _t62
-    _t68 = _t66*d_in
-    _t69 = d_v*h
-    _t70 = _t69*d
-    _t71 = 2*d
-    _t72 = 6*M_sb
-    _t73 = d_qk*i_qk_head
-    _t74 = _t3*(_t73 + d_qk*h_kv*i_qk_proj)
-    _t75 = L_att - L_att2
-    _t76 = 6*_t75
-    _t77 = _t20*d_v
-    _t78 = h*i_gate
-    _t79 = i_qlora*r_q
-    _t80 = _t57*d
-    _t81 = L_rw*d_rw
-    _t82 = 30*d
-    _t83 = H_la*L_la*d_la
-    _t84 = H_ml*d_mv
-    _t85 = 2*H_k*d_lk
-    _t86 = H_v*d_lv
-    _t87 = H_v + _t86
-    _t88 = L_dn*_t0
-    _t89 = _t0*_t3
-    _t90 = L*d
-    _t91 = 12*d
-    _t92 = 24*i_diff
-    _t93 = E_a*_t0*i_moa
-    _t94 = _t3*i_sub
-    _t95 = _t94*d_ff
-    _t96 = L_xa*_t0
-    _t97 = (
-        H_ml*L_ml*_t91*d_mk
-        + L*_t89*n_norm
+    _t35 = 2*d_I
+    _t36 = 6*L_csa
+    _t37 = d*d_I
+    _t38 = d*h_I + d_I*h_I*r_q
+    _t39 = 6*L_dense
+    _t40 = d*d_ff
+    _t41 = _t40 + b_ff*d
+    _t42 = 6*L_dn
+    _t43 = H_v*d_lk
+    _t44 = 1 - i_cg
+    _t45 = i_glu + 1
+    _t46 = b_ff*d_ff
+    _t47 = _t45*(_t40 + _t46)
+    _t48 = 6*L_dw
+    _t49 = 6*L_gr
+    _t50 = _t49*d_gr
+    _t51 = d*d_gr
+    _t52 = 2*d_gr
+    _t53 = 2*H_ml
+    _t54 = 6*L_ml
+    _t55 = d*(i_glu + 2)
+    _t56 = 6*L_moe
+    _t57 = _t3*d
+    _t58 = E + E_0
+    _t59 = d**2
+    _t60 = 6*_t59
+    _t61 = d_qk*h
+    _t62 = _t11*h_kv
+    _t63 = b_sc*d
+    _t64 = 6*L_sc
+    _t65 = 6*L_ssm
+    _t66 = 2*N_s
+    _t67 = G_s*_t66
+    _t68 = 2*d_in + i_m2*(H_s + _t67)
+    _t69 = H_s*i_m2
+    _t70 = 1 - i_m2
+    _t71 = R_dt + _t66
+    _t72 = _t70*d_in
+    _t73 = d_v*h
+    _t74 = _t73*d
+    _t75 = 2*d
+    _t76 = 6*M_sb
+    _t77 = d_qk*i_qk_head
+    _t78 = _t3*(_t77 + d_qk*h_kv*i_qk_proj)
+    _t79 = L_att - L_att2
+    _t80 = 6*_t79
+    _t81 = _t20*d_v
+    _t82 = h*i_gate
+    _t83 = i_qlora*r_q
+    _t84 = _t61*d
+    _t85 = L_rw*d_rw
+    _t86 = 30*d
+    _t87 = H_la*L_la*d_la
+    _t88 = H_ml*d_mv
+    _t89 = 2*H_k*d_lk
+    _t90 = H_v*d_lv
+    _t91 = H_v + _t90
+    _t92 = L_dn*_t0
+    _t93 = _t0*_t3
+    _t94 = L*d
+    _t95 = 12*d
+    _t96 = 24*i_diff
+    _t97 = 24*d
+    _t98 = E_a*_t0*i_moa
+    _t99 = _t3*i_sub
+    _t100 = _t99*d_ff
+    _t101 = L_xa*_t0
+    _t102 = (
+        H_ml*L_ml*_t95*d_mk
+        + L*_t93*n_norm
         + L_att2*_t8
-        + L_att2*_t92*d_qk2
-        + L_att2*_t93
-        + 12*L_gr*(_t47 + d_gr)
-        + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
+        + L_att2*_t96*d_qk2
+        + L_att2*_t98
+        + L_csa*_t97*d_qk
+        + 12*L_gr*(_t51 + d_gr)
+        + L_hca*_t95*d_qk
+        + 6*L_hca*(d_qk*m_hca + d_qk)
+        + 6*L_idx*(_t35 + _t37 + _t38)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + 18*L_ml*_t84*d
+        + 18*L_ml*_t88*d
         + L_moe*_t0*b_moe
-        + L_rw*_t56
-        + L_rw*_t82
-        + L_sb*_t56
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
+        + L_rw*_t60
+        + L_rw*_t86
+        + L_sb*_t60
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t53
+        + 18*M_sb*_t57
         + _t0*_t14
         + _t0*b_oL
-        + _t13*_t75
+        + _t100*_t39
+        + _t100*_t48
+        + _t101*_t61
+        + _t101*_t62
+        + _t101*_t73
+        + _t13*_t79
         - _t13*_t9
-        + _t19*_t28*_t94
+        + _t19*_t28*_t99
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1832,77 +1928,75 @@ def rules_train_per_token(s):
             + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + 6*_t3*i_le*(_t90 + p_le)
-        + _t35*_t37
-        + _t35*_t43
-        + _t35*_t95
-        + _t35*n_act
-        + _t36*_t44
-        + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + r_g*(_t39 + _t86))
-        + _t38*k_dn*(_t85 + _t86)
-        + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*_t95
-        + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
-        + _t45*(_t47 + d)
-        + _t45*(_t48*w_gr + _t48)
-        + _t46*(k_gr + 1)
-        + _t46
-        + _t50*_t84
-        + _t50*(_t49*d + _t49)
-        + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
-        + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
-        + _t52*(3*_t53*i_bn + _t53*i_mn)
-        + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t57*_t96
-        + _t58*_t96
-        + _t60*(_t55 + _t59)
-        + _t60*(3*_t55 + 3*_t59)
-        + _t61*_t67*_t68
-        + _t61*(2*_t65 + _t66*(N_s*d_in + d_in))
-        + _t61*(b_cs + k_s)*(_t63*i_m2 + d_in)
-        + _t61*(_t64*b_ssm + _t64*d)
-        + _t61*(b_ssm*d + d*d_in)
-        + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
-        + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t76*_t94
-        + _t69*_t96
-        + _t72*(_t37 + _t43 + n_act)
-        + _t72*(_t57*_t71 + _t58*_t71 + _t70)
-        - 6*_t74*_t9
-        + _t75*_t92*d_qk
-        + _t75*_t93
-        + _t76*h*i_sink
-        + _t76*i_rel*(2*_t57 + _t80)
-        + _t76*(_t18*(_t57*i_qk_proj + _t73) + _t74)
-        + _t76*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
-        + _t76*(_t23*_t77*_t78 + _t78*(_t77 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t76*(
-            _t3*_t79 + _t31*_t80 + b_qkv*(_t57*_t6 + _t79*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
+        + 6*_t3*i_le*(_t94 + p_le)
+        + _t36*(4*_t37 + _t38)
+        + _t36*(_t35*m_csa + d_I)
+        + _t36*(2*d_qk*m_csa + d_qk)
+        + _t39*_t41
+        + _t39*_t47
+        + _t39*n_act
+        + _t40*_t48
+        + _t42*d_lv
+        + _t42*i_cg*(_t75*r_g + r_g*(_t43 + _t90))
+        + _t42*k_dn*(_t89 + _t90)
+        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
+        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
+        + _t49*(_t51 + d)
+        + _t49*(_t52*w_gr + _t52)
+        + _t50*(k_gr + 1)
+        + _t50
+        + _t54*_t88
+        + _t54*(_t53*d + _t53)
+        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
+        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
+        + _t56*(3*_t57*i_bn + _t57*i_mn)
+        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
+        + _t64*(_t59 + _t63)
+        + _t64*(3*_t59 + 3*_t63)
+        + _t65*_t71*_t72
+        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
+        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
+        + _t65*(_t68*b_ssm + _t68*d)
+        + _t65*(b_ssm*d + d*d_in)
+        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
+        + _t65*(R_dt*_t72 + _t69 + _t72)
+        + _t73*_t80*_t99
+        + _t76*(_t41 + _t47 + n_act)
+        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
+        - 6*_t78*_t9
+        + _t79*_t96*d_qk
+        + _t79*_t98
+        + _t80*h*i_sink
+        + _t80*i_rel*(2*_t61 + _t84)
+        + _t80*(_t18*(_t61*i_qk_proj + _t77) + _t78)
+        + _t80*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
+        + _t80*(_t23*_t81*_t82 + _t82*(_t81 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t80*(
+            _t3*_t83 + _t31*_t84 + b_qkv*(_t6*_t61 + _t83*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
         )
-        + 24*_t81*d
-        + 12*_t81
-        + _t82*_t83
-        + 6*_t83
-        + _t86*_t88
-        + _t88*(_t40*_t87 + _t85 + _t87)
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        + 18*_t90*p_le
-        + _t91*d_emb*i_proj
-        + _t91*r_ng*(L + L_moe)
+        + _t85*_t97
+        + 12*_t85
+        + _t86*_t87
+        + 6*_t87
+        + _t90*_t92
+        + _t92*(_t44*_t91 + _t89 + _t91)
+        + _t93*i_norm_emb
+        + _t93*i_norm_final
+        + 18*_t94*p_le
+        + _t95*d_emb*i_proj
+        + _t95*r_ng*(L + L_moe)
         + 6*i_hc
         + 6*n_hc
     )
-    _t98 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t97
-    _t99 = T*_t32
-    _t100 = T*_t57
-    _t101 = 3*T
-    _t102 = 4*T
+    _t103 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + _t102
+    _t104 = T*_t32
+    _t105 = T*_t61
+    _t106 = 3*T
+    _t107 = 4*T
     return {
-        '6N': P*_t0 + _t98,
-        'kaplan': _t100*_t76 + _t19*_t99 + _t97,
-        'palm': 12*L_att2*_t99 + 12*_t100*_t75 + _t98,
+        '6N': P*_t0 + _t103,
+        'kaplan': _t102 + _t104*_t19 + _t105*_t80,
+        'palm': 12*L_att2*_t104 + _t103 + 12*_t105*_t79,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -1910,11 +2004,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t101*h2 + _t102*_t32 + 8*_t33)
+            3*L_att2*(_t106*h2 + _t107*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t75*(_t101*h + _t102*_t57 + 8*_t80)
-            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t79*(_t106*h + _t107*_t61 + 8*_t84)
+            + _t95*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -6520,10 +6614,12 @@ def finetune_flops(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -6628,6 +6724,8 @@ def finetune_flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_a = s['r_a']
@@ -6712,7 +6810,37 @@ def finetune_flops(s):
             + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'train_per_sequence': (
-            3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            3*L_csa*(
+                h*(d_qk + d_v)*(
+                    2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, m_csa))
+                    + i_causal*(
+                        2*K_I*(T - _minimum(T, K_I*m_csa - 1))
+                        + m_csa*(
+                            _floordiv(_minimum(T, K_I*m_csa - 1), m_csa) - 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                        + 2*(
+                            -m_csa*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                            + _minimum(T, K_I*m_csa - 1)
+                            + 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                    )
+                )
+                + h_I*(d_I + 1)*(
+                    2*T*(1 - i_causal)*_floordiv(T, m_csa)
+                    + i_causal*(
+                        m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
+                        + 2*(T - m_csa*_floordiv(T, m_csa) + 1)*_floordiv(T, m_csa)
+                    )
+                )
+            )
+            + 3*L_hca*h*(d_qk + d_v)*(
+                2*T*(1 - i_causal)*_floordiv(T, m_hca)
+                + i_causal*(
+                    m_hca*(_floordiv(T, m_hca) - 1)*_floordiv(T, m_hca)
+                    + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
+                )
+            )
+            + 3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + 3*L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -6813,6 +6941,8 @@ def finetune_flops(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
+                    + 8*L_csa*d*d_qk
+                    + 2*L_csa*(4*d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(2*H_k*d_lk + H_v*d_lv + H_v + (1 - i_cg)*(H_v*d_lv + H_v))
                     + 2*L_dn*i_cg*(2*d*r_g + r_g*(H_v*d_lk + H_v*d_lv))
@@ -6821,6 +6951,7 @@ def finetune_flops(s):
                     + 6*L_gr*d*d_gr
                     + 2*L_gr*d_gr*k_gr
                     + 4*L_gr*d_gr*w_gr
+                    + 4*L_hca*d*d_qk
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -8970,10 +9101,12 @@ def precision(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -9049,105 +9182,111 @@ def precision(s):
     _t2 = H_ml*L_ml
     _t3 = _t1*_t2
     _t4 = 6*d
-    _t5 = L_gr*d_gr
-    _t6 = 2*d_in
-    _t7 = L_ssm*_t6
-    _t8 = d**2
-    _t9 = 2*_t8
-    _t10 = 2*n_hc**2
-    _t11 = 2*L_att2
-    _t12 = E_a*d*i_moa
-    _t13 = H_v*d_lv
-    _t14 = 2*d
-    _t15 = L_dn*_t14
-    _t16 = d_qk*h
-    _t17 = _t14*_t16
-    _t18 = L_xa*i_img
-    _t19 = d_v*h
-    _t20 = _t19*d
-    _t21 = i_glu + 2
-    _t22 = _t14*_t21*d_ff
-    _t23 = 2*L_sb
-    _t24 = _t21*d
-    _t25 = 2*L_moe
-    _t26 = L_att - L_att2
-    _t27 = 2*_t26
-    _t28 = _t7*(1 - i_m2)
-    _t29 = 2*L
-    _t30 = 2*N_s
-    _t31 = d_qk + d_v
-    _t32 = _t31*h_kv
-    _t33 = _t10*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = H_v + _t13
-    _t38 = d_qk2*h2
-    _t39 = d*(1 - i_qlora)
-    _t40 = i_lg + 1
-    _t41 = 1 - i_gh
-    _t42 = 2*i_lg
-    _t43 = d*(1 - i_lg)
-    _t44 = d*(1 - i_mla)
-    _t45 = (
-        2*_t44*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t5 = 8*d
+    _t6 = L_gr*d_gr
+    _t7 = 2*d_in
+    _t8 = L_ssm*_t7
+    _t9 = d**2
+    _t10 = 2*_t9
+    _t11 = 2*n_hc**2
+    _t12 = 2*L_att2
+    _t13 = E_a*d*i_moa
+    _t14 = H_v*d_lv
+    _t15 = 2*d
+    _t16 = L_dn*_t15
+    _t17 = d_qk*h
+    _t18 = _t15*_t17
+    _t19 = L_xa*i_img
+    _t20 = d_v*h
+    _t21 = _t20*d
+    _t22 = i_glu + 2
+    _t23 = _t15*_t22*d_ff
+    _t24 = 2*L_sb
+    _t25 = _t22*d
+    _t26 = 2*L_moe
+    _t27 = L_att - L_att2
+    _t28 = 2*_t27
+    _t29 = _t8*(1 - i_m2)
+    _t30 = 2*L
+    _t31 = d*d_I
+    _t32 = d*h_I + d_I*h_I*r_q
+    _t33 = 2*N_s
+    _t34 = d_qk + d_v
+    _t35 = _t34*h_kv
+    _t36 = _t11*i_hcm
+    _t37 = 1 - i_og
+    _t38 = d_v2*h2
+    _t39 = d*g_o*r_o
+    _t40 = H_v + _t14
+    _t41 = d_qk2*h2
+    _t42 = d*(1 - i_qlora)
+    _t43 = i_lg + 1
+    _t44 = 1 - i_gh
+    _t45 = 2*i_lg
+    _t46 = d*(1 - i_lg)
+    _t47 = d*(1 - i_mla)
+    _t48 = (
+        2*_t47*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t46 = (
-        2*_t44*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t31 - d_rope))
+    _t49 = (
+        2*_t47*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t34 - d_rope))
     )
-    _t47 = (
+    _t50 = (
         10*H_la*L_la*d*d_la
         + L*_t4*p_le
-        + L_att2*_t45
-        + L_dense*_t22
-        + 2*L_dn*i_cg*(_t14*r_g + r_g*(H_v*d_lk + _t13))
-        + L_dw*_t22
-        + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t45
-        + L_rw*_t9
-        + 8*L_rw*d*d_rw
-        + L_sb*_t9
-        + 8*L_sc*_t8
-        + L_ssm*_t14*(_t6 + i_m2*(G_s*_t30 + H_s))
-        - L_xa*_t22*(1 - i_img)
-        + R_dt*_t28
+        + L_att2*_t48
+        + L_csa*_t5*d_qk
+        + 2*L_csa*(4*_t31 + _t32)
+        + L_dense*_t23
+        + 2*L_dn*i_cg*(_t15*r_g + r_g*(H_v*d_lk + _t14))
+        + L_dw*_t23
+        + L_hca*_t1*d_qk
+        + 2*L_idx*(_t31 + _t32)
+        - L_kvs2*_t48
+        + L_rw*_t10
+        + L_rw*_t5*d_rw
+        + L_sb*_t10
+        + 8*L_sc*_t9
+        + L_ssm*_t15*(_t7 + i_m2*(G_s*_t33 + H_s))
+        - L_xa*_t23*(1 - i_img)
+        + R_dt*_t29
         - _t0*d
         + _t0*d_emb
         + _t1*d_emb*i_proj
-        + _t10*d
-        + _t11*_t12
-        + _t11*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
-        + _t11*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
-        + _t11*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
-        + _t12*_t27
-        + _t13*_t15
-        + _t14*r_ng*(_t25 + _t29)
-        + _t15*(2*H_k*d_lk + _t37*(1 - i_cg) + _t37)
-        + _t17*_t18
-        + 2*_t18*_t20
+        + _t11*d
+        + _t12*_t13
+        + _t12*h2*i_gate*(_t44*d_v2 + i_gh)*(_t45*r_q2 + _t46)
+        + _t12*(_t41*_t42 + i_qlora*(_t41*_t43*r_q2 + d*r_q2))
+        + _t12*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
+        + _t13*_t28
+        + _t14*_t16
+        + _t15*r_ng*(_t26 + _t30)
+        + _t16*(2*H_k*d_lk + _t40*(1 - i_cg) + _t40)
+        + _t18*_t19
+        + 2*_t19*_t21
         + _t2*_t4*d_mv
-        + _t23*_t24*d_ff
-        + _t23*(i_sba*r_sb*(_t16 + _t32 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t23*(_t14*_t32 + _t17 + _t20)
-        + _t24*_t25*d_e*k
-        + _t25*(E_s*_t24*d_s + d*i_shared_gate)
-        + _t26*_t46
-        + _t27*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
-        + _t27*(_t16*_t39 + i_qlora*(_t16*_t40*r_q + d*r_q))
-        + _t27*(_t20*_t34 + i_og*(_t19*r_o + _t36))
-        + _t28*(R_dt + _t30)
-        + _t29*(_t33*d + d*n_hc*(_t33 + 4*n_hc))
+        + _t24*_t25*d_ff
+        + _t24*(i_sba*r_sb*(_t17 + _t35 + _t4) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t24*(_t15*_t35 + _t18 + _t21)
+        + _t25*_t26*d_e*k
+        + _t26*(E_s*_t25*d_s + d*i_shared_gate)
+        + _t27*_t49
+        + _t28*h*i_gate*(_t44*d_v + i_gh)*(_t45*r_q + _t46)
+        + _t28*(_t17*_t42 + i_qlora*(_t17*_t43*r_q + d*r_q))
+        + _t28*(_t21*_t37 + i_og*(_t20*r_o + _t39))
+        + _t29*(R_dt + _t33)
         + _t3*d_mk
         + _t3
-        + _t4*_t5
-        - _t46*(L_kvs - L_kvs2)
-        + 4*_t5*w_gr
-        + _t7*d
+        + _t30*(_t36*d + d*n_hc*(_t36 + 4*n_hc))
+        + _t4*_t6
+        - _t49*(L_kvs - L_kvs2)
+        + 4*_t6*w_gr
+        + _t8*d
     )
     return {
-        'low_precision_forward': _t47,
-        'low_precision_train': _t47*(3 - i_frozen),
+        'low_precision_forward': _t50,
+        'low_precision_train': _t50*(3 - i_frozen),
     }
 
 
