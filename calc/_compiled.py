@@ -9461,8 +9461,10 @@ def inference(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dn = s['L_dn']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -9514,6 +9516,8 @@ def inference(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     q_kv = s['q_kv']
     q_w = s['q_w']
     r_kv = s['r_kv']
@@ -9521,22 +9525,25 @@ def inference(s):
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = 1 - i_mla
-    _t1 = H_v*d_lv
+    _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
-            L_idx*d_I
-            + (L_att2 - L_kvs2)*(_t0*h_kv2*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
+            L_csa*(d_I + d_qk)/m_csa
+            + L_hca*d_qk/m_hca
+            + L_idx*d_I
+            + (L_att2 - L_kvs2)*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
             + (
-                _t0*h_kv*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
+                h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
             )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + K*h_g*(
-                L_idx*T*d_I
+                L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                + L_hca*d_qk*_floordiv(T, m_hca)
+                + L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                     L_sb*T
                     + T*(
@@ -9570,7 +9577,7 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
-            + L_dn*(_t1*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t1))
+            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -9583,7 +9590,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -9621,7 +9630,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -9661,7 +9672,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -9701,7 +9714,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
@@ -9741,7 +9756,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -9784,7 +9801,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
@@ -9825,7 +9844,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
