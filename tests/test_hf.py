@@ -69,10 +69,6 @@ UNRELEASED = {
         ("gpt_neox_japanese", "abeja/gpt-neox-japanese-2.7b"), ("axk1", "skt/A.X-K1"),
         ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
         ("dots3_note_text", "dots-studio/dots3-note-prev"))},
-    "deepseek_v4": "deepseek-ai/DeepSeek-V4-Flash's config.json (as public repositories quote "
-                   "it: compress_ratios [0, 0, 4, 128, ...]) has compressed layers (CSA/HCA), "
-                   "which calc refuses; calc reads configs whose layers are all "
-                   "sliding_attention",
     "zamba2": "Zyphra/Zamba2-1.2B's config.json at revision "
               "4f8e85cd31975fe07d8fc3145239d58913192294 (found whole) is in Zyphra's format "
               "before the transformers port (layers_block_type 'm'/'g', lora_rank, state_size, "
