@@ -264,6 +264,9 @@ AXK1 = ModelType(
 _RATIO_KINDS = {0: "sliding_attention", 4: "compressed_sparse_attention",
                 128: "heavily_compressed_attention"}
 V4_MLP_KINDS = ("hash_moe", "moe")
+# configuration_deepseek_v4.py DeepseekV4Config.default_compress_rates, which __post_init__
+# sets where compress_rates is None
+_DEFAULT_RATES = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
 
 
 def _v4_layer_types(c: HFConfig, layers: int) -> list[str]:
@@ -308,8 +311,8 @@ def _v4_rates(c: HFConfig) -> dict[str, Any]:
     """compress_rates as DeepseekV4Config.__post_init__ settles them: the file's dict, else the
     defaults (4 and 128), the legacy compress_rate_csa and compress_rate_hca over either."""
     rates = c["compress_rates"]
-    if rates is None:  # null in the file: the class's default_compress_rates
-        rates = DEEPSEEK_V4.defaults["compress_rates"]
+    if rates is None:  # left out or null: the class's default_compress_rates
+        rates = _DEFAULT_RATES
     if not isinstance(rates, dict):
         c.fail(f"compress_rates={rates!r} must map compressed_sparse_attention and "
                f"heavily_compressed_attention to whole numbers")
@@ -467,8 +470,7 @@ DEEPSEEK_V4 = ModelType(
         "max_position_embeddings": 1048576, "layer_types": None, "mlp_layer_types": None,
         "hc_mult": 4, "sliding_window": 128, "o_groups": 8, "o_lora_rank": 1024,
         "hidden_act": "silu", "tie_word_embeddings": False, "mlp_bias": False,
-        "compress_rates": {"compressed_sparse_attention": 4,
-                           "heavily_compressed_attention": 128},
+        "compress_rates": None,
         "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512,
     })
 
