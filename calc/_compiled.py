@@ -338,10 +338,12 @@ def params_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -445,6 +447,8 @@ def params_components(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_au = s['n_au']
     n_hc = s['n_hc']
@@ -517,53 +521,57 @@ def params_components(s):
     _t43 = _t0*i_qw
     _t44 = 4*i_diff
     _t45 = _t0*i_sub
-    _t46 = L*d
-    _t47 = _t0*_t46
-    _t48 = _t0*d
-    _t49 = 2*d
-    _t50 = n_hc**2
-    _t51 = 2*N_s
-    _t52 = G_s*_t51
-    _t53 = 2*d_in + i_m2*(H_s + _t52)
-    _t54 = R_dt + _t51
-    _t55 = 1 - i_m2
-    _t56 = _t55*d_in
-    _t57 = H_s*i_m2
-    _t58 = 2*H_k*d_lk
-    _t59 = H_v*d_lk
-    _t60 = H_v*d_lv
-    _t61 = _t59 + _t60
-    _t62 = 1 - i_cg
-    _t63 = H_v + _t60
-    _t64 = L_dn*d
-    _t65 = H_la*L_la*d_la
-    _t66 = 3*d
-    _t67 = _t65*d
-    _t68 = L_rw*d_rw
-    _t69 = _t68*d
-    _t70 = d**2
-    _t71 = d*d_gr
-    _t72 = L_gr*(_t71 + d_gr)
-    _t73 = L_gr*d_gr
-    _t74 = 2*d_gr
-    _t75 = H_ml*L_ml
-    _t76 = _t75*d*d_mk
-    _t77 = _t75*d_mv
-    _t78 = _t77*d
-    _t79 = 2*H_ml
-    _t80 = b_sc*d
-    _t81 = _t19*h_kv
-    _t82 = i_glu + 1
-    _t83 = b_ff*d_ff
-    _t84 = d*d_ff
-    _t85 = _t82*(_t83 + _t84)
-    _t86 = _t84 + b_ff*d
-    _t87 = _t45*d_ff
-    _t88 = E + E_0
-    _t89 = d*(i_glu + 2)
-    _t90 = 3*_t48
-    _t91 = _t46*p_le
-    _t92 = _t46*i_au
+    _t46 = 2*d_qk
+    _t47 = 2*d_I
+    _t48 = d*d_I
+    _t49 = d*h_I + d_I*h_I*r_q
+    _t50 = L*d
+    _t51 = _t0*_t50
+    _t52 = _t0*d
+    _t53 = 2*d
+    _t54 = n_hc**2
+    _t55 = 2*N_s
+    _t56 = G_s*_t55
+    _t57 = 2*d_in + i_m2*(H_s + _t56)
+    _t58 = R_dt + _t55
+    _t59 = 1 - i_m2
+    _t60 = _t59*d_in
+    _t61 = H_s*i_m2
+    _t62 = 2*H_k*d_lk
+    _t63 = H_v*d_lk
+    _t64 = H_v*d_lv
+    _t65 = _t63 + _t64
+    _t66 = 1 - i_cg
+    _t67 = H_v + _t64
+    _t68 = L_dn*d
+    _t69 = H_la*L_la*d_la
+    _t70 = 3*d
+    _t71 = _t69*d
+    _t72 = L_rw*d_rw
+    _t73 = _t72*d
+    _t74 = d**2
+    _t75 = d*d_gr
+    _t76 = L_gr*(_t75 + d_gr)
+    _t77 = L_gr*d_gr
+    _t78 = 2*d_gr
+    _t79 = H_ml*L_ml
+    _t80 = _t79*d*d_mk
+    _t81 = _t79*d_mv
+    _t82 = _t81*d
+    _t83 = 2*H_ml
+    _t84 = b_sc*d
+    _t85 = _t19*h_kv
+    _t86 = i_glu + 1
+    _t87 = b_ff*d_ff
+    _t88 = d*d_ff
+    _t89 = _t86*(_t87 + _t88)
+    _t90 = _t88 + b_ff*d
+    _t91 = _t45*d_ff
+    _t92 = E + E_0
+    _t93 = d*(i_glu + 2)
+    _t94 = 3*_t52
+    _t95 = _t50*p_le
+    _t96 = _t50*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -602,90 +610,95 @@ def params_components(s):
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
-        'attention/indexer': L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I),
-        'norms': _t47*n_norm - _t48*(1 - i_n0),
-        'norm_gates': _t49*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t50*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t53*b_ssm + _t53*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t52*i_m2 + d_in),
-        'mamba/x': L_ssm*_t54*_t56,
-        'mamba/dt': L_ssm*(R_dt*_t56 + _t56 + _t57),
-        'mamba/ssm': L_ssm*(_t55*(N_s*d_in + d_in) + 2*_t57),
-        'mamba/norm': L_ssm*(_t54*_t55*i_dtn + d_in*i_gn*i_m2),
+        'attention/compressor': (
+            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+        ),
+        'attention/indexer': (
+            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+        ),
+        'norms': _t51*n_norm - _t52*(1 - i_n0),
+        'norm_gates': _t53*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t54*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t57*b_ssm + _t57*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in),
+        'mamba/x': L_ssm*_t58*_t60,
+        'mamba/dt': L_ssm*(R_dt*_t60 + _t60 + _t61),
+        'mamba/ssm': L_ssm*(_t59*(N_s*d_in + d_in) + 2*_t61),
+        'mamba/norm': L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t64*(_t58 + _t61*i_gf + _t62*_t63 + _t63),
-        'deltanet/lowrank': L_dn*i_cg*(_t49*r_g + _t61*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t58 + _t60),
-        'deltanet/gates': L_dn*(H_v*_t62 + H_v + _t59*i_cg),
+        'deltanet/in': _t68*(_t62 + _t65*i_gf + _t66*_t67 + _t67),
+        'deltanet/lowrank': L_dn*i_cg*(_t53*r_g + _t65*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t62 + _t64),
+        'deltanet/gates': L_dn*(H_v*_t66 + H_v + _t63*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t60*_t64,
-        'lightning/qkv': _t65*_t66,
-        'lightning/gate': _t67,
-        'lightning/out': _t67,
-        'lightning/norm': _t65,
-        'rwkv/key': _t69,
-        'rwkv/value': _t69,
-        'rwkv/receptance': _t69,
-        'rwkv/output': _t69,
-        'rwkv/gate': L_rw*_t70,
-        'rwkv/decay': 2*_t68,
+        'deltanet/out': _t64*_t68,
+        'lightning/qkv': _t69*_t70,
+        'lightning/gate': _t71,
+        'lightning/out': _t71,
+        'lightning/norm': _t69,
+        'rwkv/key': _t73,
+        'rwkv/value': _t73,
+        'rwkv/receptance': _t73,
+        'rwkv/output': _t73,
+        'rwkv/gate': L_rw*_t74,
+        'rwkv/decay': 2*_t72,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t72,
-        'griffin/x': _t72,
-        'griffin/conv': _t73*(k_gr + 1),
-        'griffin/gates': L_gr*(_t74*w_gr + _t74),
-        'griffin/decay': _t73,
-        'griffin/out': L_gr*(_t71 + d),
-        'mlstm/q': _t76,
-        'mlstm/k': _t76,
-        'mlstm/v': _t78,
-        'mlstm/ogate': _t78,
-        'mlstm/gates': L_ml*(_t79*d + _t79),
-        'mlstm/norm': _t77,
-        'mlstm/out': _t78,
-        'conv/in': L_sc*(3*_t70 + 3*_t80),
+        'griffin/y': _t76,
+        'griffin/x': _t76,
+        'griffin/conv': _t77*(k_gr + 1),
+        'griffin/gates': L_gr*(_t78*w_gr + _t78),
+        'griffin/decay': _t77,
+        'griffin/out': L_gr*(_t75 + d),
+        'mlstm/q': _t80,
+        'mlstm/k': _t80,
+        'mlstm/v': _t82,
+        'mlstm/ogate': _t82,
+        'mlstm/gates': L_ml*(_t83*d + _t83),
+        'mlstm/norm': _t81,
+        'mlstm/out': _t82,
+        'conv/in': L_sc*(3*_t74 + 3*_t84),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t70 + _t80),
+        'conv/out': L_sc*(_t74 + _t84),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t81*d,
+        'cross_attention/kv': L_xa*_t85*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t85 + L_dw*(_t82*(2*_t83 + 2*_t84) - _t85),
-        'mlp/down': L_dense*_t86 + L_dw*_t84,
+        'mlp/up': L_dense*_t89 + L_dw*(_t86*(2*_t87 + 2*_t88) - _t89),
+        'mlp/down': L_dense*_t90 + L_dw*_t88,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t87 + L_dw*_t87,
-        'moe/router': L_moe*(_t88*b_router + _t88*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t89*d_e + b_ff*(_t82*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t89*d_s + b_ff*(_t82*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
+        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t48*i_mn + _t90*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t49*_t81),
-        'shared_block/mlp': M_sb*(_t85 + _t86 + n_act),
-        'shared_block/norms': M_sb*_t90,
-        'shared_block/projection': L_sb*_t70,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t81 + 6*d) + r_sb*(_t82*d_ff + d)),
+        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
+        'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
+        'shared_block/norms': M_sb*_t94,
+        'shared_block/projection': L_sb*_t74,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t91,
-        'per_layer_embeddings/layers': 2*_t91,
-        'per_layer_embeddings/norms': _t0*i_le*(_t46 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t92,
-        'altup/projections': _t70*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t92,
-        'laurel/layers': 2*_t46*r_lr,
-        'laurel/norms': _t47*i_lr,
+        'per_layer_embeddings/projection': _t95,
+        'per_layer_embeddings/layers': 2*_t95,
+        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
+        'altup/projections': _t74*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t96,
+        'laurel/layers': 2*_t50*r_lr,
+        'laurel/norms': _t51*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t48*i_norm_emb,
+        'embedding/norm': _t52*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t49*d_emb*i_proj,
-        'hyper_connections/head': _t50*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t66,
-        'final_norm': _t48*i_norm_final,
+        'embedding_projection': _t53*d_emb*i_proj,
+        'hyper_connections/head': _t54*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t70,
+        'final_norm': _t52*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t48 + _t70 + b_ph*d),
+        'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
     }
 
 
@@ -705,10 +718,12 @@ def params_summary(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -816,6 +831,8 @@ def params_summary(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_au = s['n_au']
     n_hc = s['n_hc']
@@ -882,205 +899,216 @@ def params_summary(s):
         + b_qkv*(_t42*i_mla + _t43)
         + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t45 = d*d_ff
-    _t46 = _t45 + b_ff*d
-    _t47 = L_dn*d_lv
-    _t48 = H_v*d_lk
-    _t49 = 1 - i_cg
-    _t50 = b_ff*d_ff
-    _t51 = _t27*(_t45 + _t50)
-    _t52 = L_gr*d_gr
-    _t53 = d*d_gr
-    _t54 = 2*d_gr
-    _t55 = d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I
-    _t56 = 2*H_ml
-    _t57 = _t56*d
-    _t58 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t59 = _t7*d
-    _t60 = 3*_t59
-    _t61 = _t59*i_mn + _t60*i_bn
-    _t62 = E + E_0
-    _t63 = _t62*b_router + _t62*d + i_rs*(E + d)
-    _t64 = d**2
-    _t65 = d_qk + d_v
-    _t66 = _t65*h_kv
-    _t67 = b_sc*d
-    _t68 = 2*N_s
-    _t69 = G_s*_t68
-    _t70 = 2*d_in + i_m2*(H_s + _t69)
-    _t71 = H_s*i_m2
-    _t72 = 1 - i_m2
-    _t73 = R_dt + _t68
-    _t74 = _t72*d_in
-    _t75 = 2*d
-    _t76 = _t46 + _t51 + n_act
-    _t77 = d_qk*i_qk_head
-    _t78 = _t7*(_t77 + d_qk*h_kv*i_qk_proj)
-    _t79 = _t34*(_t22*i_qk_proj + _t77) + _t78
-    _t80 = _t35*d_v
-    _t81 = h*i_gate
-    _t82 = _t38*_t80*_t81 + _t81*(_t80 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t83 = d_rope + r_kv
-    _t84 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t85 = (
+    _t45 = 2*d_I
+    _t46 = 2*d_qk
+    _t47 = d*d_I
+    _t48 = d*h_I + d_I*h_I*r_q
+    _t49 = d*d_ff
+    _t50 = _t49 + b_ff*d
+    _t51 = L_dn*d_lv
+    _t52 = H_v*d_lk
+    _t53 = 1 - i_cg
+    _t54 = b_ff*d_ff
+    _t55 = _t27*(_t49 + _t54)
+    _t56 = L_gr*d_gr
+    _t57 = d*d_gr
+    _t58 = 2*d_gr
+    _t59 = _t45 + _t47 + _t48
+    _t60 = 2*H_ml
+    _t61 = _t60*d
+    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t63 = _t7*d
+    _t64 = 3*_t63
+    _t65 = _t63*i_mn + _t64*i_bn
+    _t66 = E + E_0
+    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
+    _t68 = d**2
+    _t69 = d_qk + d_v
+    _t70 = _t69*h_kv
+    _t71 = b_sc*d
+    _t72 = 2*N_s
+    _t73 = G_s*_t72
+    _t74 = 2*d_in + i_m2*(H_s + _t73)
+    _t75 = H_s*i_m2
+    _t76 = 1 - i_m2
+    _t77 = R_dt + _t72
+    _t78 = _t76*d_in
+    _t79 = 2*d
+    _t80 = _t50 + _t55 + n_act
+    _t81 = d_qk*i_qk_head
+    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
+    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
+    _t84 = _t35*d_v
+    _t85 = h*i_gate
+    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
+    _t87 = d_rope + r_kv
+    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t89 = (
         _t41*(d_rope*i_krn + r_kv)
-        + _t84*d
-        + b_qkv*(_t83*i_mla + _t84)
-        + i_mla*(_t83*d + h*r_kv*(_t65 - d_rope))
+        + _t88*d
+        + b_qkv*(_t87*i_mla + _t88)
+        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
     )
-    _t86 = L_kvs - L_kvs2
-    _t87 = L_rw*d_rw
-    _t88 = 3*d
-    _t89 = 5*d
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*L_ml*d_mv
-    _t92 = L*d
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t48 + _t94
-    _t96 = H_v + _t94
-    _t97 = b_moe*d
-    _t98 = h*i_sink
-    _t99 = i_rel*(2*_t22 + _t23)
-    _t100 = 4*i_diff
-    _t101 = _t100*d_qk
-    _t102 = E_a*_t0
-    _t103 = L*_t59
-    _t104 = _t59*n_norm
-    _t105 = _t7*i_sub
-    _t106 = _t105*d_ff
-    _t107 = _t105*_t17
-    _t108 = (
+    _t90 = L_kvs - L_kvs2
+    _t91 = L_rw*d_rw
+    _t92 = 3*d
+    _t93 = 5*d
+    _t94 = H_la*L_la*d_la
+    _t95 = H_ml*L_ml*d_mv
+    _t96 = L*d
+    _t97 = 2*H_k*d_lk
+    _t98 = H_v*d_lv
+    _t99 = _t52 + _t98
+    _t100 = H_v + _t98
+    _t101 = b_moe*d
+    _t102 = h*i_sink
+    _t103 = i_rel*(2*_t22 + _t23)
+    _t104 = 4*i_diff
+    _t105 = 4*d
+    _t106 = _t104*d_qk
+    _t107 = E_a*_t0
+    _t108 = L*_t63
+    _t109 = _t63*n_norm
+    _t110 = _t7*i_sub
+    _t111 = _t110*d_ff
+    _t112 = _t110*_t17
+    _t113 = (
         C_cen*d
-        + D_tg*_t88
-        + H_v*_t47*d
-        + L*_t104
+        + D_tg*_t92
+        + H_v*_t51*d
+        + L*_t109
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
-        + L_att2*_t105*_t4
+        + L_att2*_t104*d_qk2
+        + L_att2*_t107
+        + L_att2*_t110*_t4
         + L_att2*_t44
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_dense*_t106
-        + L_dense*_t46
-        + L_dense*_t51
+        + L_csa*_t105*d_qk
+        + L_csa*(4*_t47 + _t48)
+        + L_csa*(_t45*m_csa + d_I)
+        + L_csa*(_t46*m_csa + d_qk)
+        + L_dense*_t111
+        + L_dense*_t50
+        + L_dense*_t55
         + L_dense*n_act
-        + L_dn*d*(_t49*_t96 + _t93 + _t95*i_gf + _t96)
-        + L_dn*i_cg*(_t75*r_g + _t95*r_g)
-        + L_dn*k_dn*(_t93 + _t94)
-        + L_dn*(H_v*_t49 + H_v + _t48*i_cg)
-        + L_dw*_t106
-        + L_dw*_t45
-        + L_dw*(_t27*(2*_t45 + 2*_t50) - _t51)
-        + L_gr*(_t53 + d)
-        + 2*L_gr*(_t53 + d_gr)
-        + L_gr*(_t54*w_gr + _t54)
-        + L_idx*_t55
+        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
+        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
+        + L_dn*k_dn*(_t97 + _t98)
+        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
+        + L_dw*_t111
+        + L_dw*_t49
+        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
+        + L_gr*(_t57 + d)
+        + 2*L_gr*(_t57 + d_gr)
+        + L_gr*(_t58*w_gr + _t58)
+        + L_hca*_t46*d
+        + L_hca*(d_qk*m_hca + d_qk)
+        + L_idx*_t59
         - L_kvs2*_t33
         - L_kvs2*_t44
-        + L_ml*_t57*d_mk
-        + L_ml*(_t56 + _t57)
-        + L_moe*_t58
-        + L_moe*_t61
-        + L_moe*_t63
-        + L_moe*_t97
-        + L_rw*_t64
-        + L_rw*_t89
-        + L_sb*_t64
-        + L_sb*(i_sba*r_sb*(_t22 + _t66 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_ml*_t61*d_mk
+        + L_ml*(_t60 + _t61)
+        + L_moe*_t101
+        + L_moe*_t62
+        + L_moe*_t65
+        + L_moe*_t67
+        + L_rw*_t68
+        + L_rw*_t93
+        + L_sb*_t68
+        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t64 + _t67)
-        + L_sc*(3*_t64 + 3*_t67)
-        + L_ssm*_t73*_t74
-        + L_ssm*(2*_t71 + _t72*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t69*i_m2 + d_in)
-        + L_ssm*(_t70*b_ssm + _t70*d)
+        + L_sc*(_t68 + _t71)
+        + L_sc*(3*_t68 + 3*_t71)
+        + L_ssm*_t77*_t78
+        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
+        + L_ssm*(_t74*b_ssm + _t74*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t72*_t73*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t74 + _t71 + _t74)
+        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t78 + _t75 + _t78)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t66*d
+        + L_xa*_t70*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t60
-        + M_sb*_t76
-        + M_sb*(_t18 + _t22*_t75 + _t66*_t75)
-        + _t101*_t15
+        + M_sb*_t64
+        + M_sb*_t80
+        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
         + _t102*_t15
-        + _t103*i_au
-        + _t103*i_lr
+        + _t103*_t15
+        + _t105*_t91
+        + _t106*_t15
         + _t107*_t15
-        + _t15*_t79
-        + _t15*_t82
-        + _t15*_t85
-        + _t15*_t98
-        + _t15*_t99
+        + _t108*i_au
+        + _t108*i_lr
+        + _t112*_t15
+        + _t15*_t83
+        + _t15*_t86
+        + _t15*_t89
         + _t30*d
-        + _t47
-        + _t52*(k_gr + 1)
-        + _t52
-        + _t59*i_norm_emb
-        + _t59*i_norm_final
-        - _t59*(1 - i_n0)
-        + _t64*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t92 + p_le)
-        + _t75*d_emb*i_proj
-        + _t75*r_ng*(L + L_moe)
-        - _t78*_t86
-        - _t85*_t86
-        + 4*_t87*d
-        + 2*_t87
-        + _t88*_t91
-        + _t89*_t90
-        + _t90
-        + _t91
-        + _t92*i_au
-        + 3*_t92*p_le
-        + 2*_t92*r_lr
+        + _t51
+        + _t56*(k_gr + 1)
+        + _t56
+        + _t63*i_norm_emb
+        + _t63*i_norm_final
+        - _t63*(1 - i_n0)
+        + _t68*(-2*i_au + 2*n_au)
+        + _t7*i_le*(_t96 + p_le)
+        + _t79*d_emb*i_proj
+        + _t79*r_ng*(L + L_moe)
+        - _t82*_t90
+        - _t89*_t90
+        + 2*_t91
+        + _t92*_t95
+        + _t93*_t94
+        + _t94
+        + _t95
+        + _t96*i_au
+        + 3*_t96*p_le
+        + 2*_t96*r_lr
         + b_oL*d
         + h*n_pb
         + i_hc
-        + i_ph*(_t59 + _t64 + b_ph*d)
+        + i_ph*(_t63 + _t68 + b_ph*d)
         + n_hc
     )
-    _t109 = (
+    _t114 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t108
+        + _t113
         + _t15*_t20
         + _t15*_t25
     )
-    _t110 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t111 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t110
+    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
     return {
-        'total': _t109 + _t111,
-        'embedding': _t110,
-        'non_embedding': _t109,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t108 + _t111 + _t15*_t19 + _t15*_t24,
+        'total': _t114 + _t116,
+        'embedding': _t115,
+        'non_embedding': _t114,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t60
-            + 2*M*_t64
+            M*_t64
+            + 2*M*_t68
             + M*(
-                _t101
-                + _t102
-                + _t104
+                _t102
+                + _t103
+                + _t106
                 + _t107
+                + _t109
+                + _t112
                 + _t20
                 + _t25
-                + _t55*i_dsa
-                + _t79
-                + _t82
-                + _t85
-                + _t98
-                + _t99
-                + i_moe*(_t29 + _t58 + _t61 + _t63 + _t97)
-                + (1 - i_moe)*(_t106 + _t76)
+                + _t59*i_dsa
+                + _t83
+                + _t86
+                + _t89
+                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
+                + (1 - i_moe)*(_t111 + _t80)
             )
         ),
     }
@@ -1102,10 +1130,12 @@ def flops_forward_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1208,47 +1238,50 @@ def flops_forward_components(s):
     _t16 = 2*i_lg
     _t17 = d*(1 - i_lg)
     _t18 = E_a*d*i_moa
-    _t19 = 2*d_in
-    _t20 = 2*N_s
-    _t21 = G_s*_t20
-    _t22 = 2*d
-    _t23 = L_ssm*_t19
-    _t24 = _t23*(1 - i_m2)
-    _t25 = 2*H_k*d_lk
-    _t26 = H_v*d_lv
-    _t27 = H_v*d_lk + _t26
-    _t28 = H_v + _t26
-    _t29 = L_dn*_t22
-    _t30 = 2*L_dn
-    _t31 = 6*d
-    _t32 = H_la*L_la
-    _t33 = _t32*d_la
-    _t34 = _t22*_t33
-    _t35 = L_rw*d_rw
-    _t36 = _t22*_t35
-    _t37 = d**2
-    _t38 = 2*_t37
-    _t39 = L_gr*d_gr
-    _t40 = _t22*_t39
-    _t41 = H_ml*L_ml
-    _t42 = _t22*_t41
-    _t43 = _t42*d_mk
-    _t44 = _t42*d_mv
-    _t45 = 4*d
-    _t46 = _t22*_t4
-    _t47 = L_xa*i_img
-    _t48 = i_glu + 2
-    _t49 = _t22*_t48*d_ff
-    _t50 = 2*L_moe
-    _t51 = _t50*d
-    _t52 = n_hc**2
-    _t53 = _t52*i_hcm
-    _t54 = 2*L
-    _t55 = _t8*h_kv
-    _t56 = 2*L_sb
-    _t57 = L*_t45
-    _t58 = n_au**2
-    _t59 = 2*d_emb
+    _t19 = d*d_I
+    _t20 = d*h_I + d_I*h_I*r_q
+    _t21 = d*d_qk
+    _t22 = 2*d_in
+    _t23 = 2*N_s
+    _t24 = G_s*_t23
+    _t25 = 2*d
+    _t26 = L_ssm*_t22
+    _t27 = _t26*(1 - i_m2)
+    _t28 = 2*H_k*d_lk
+    _t29 = H_v*d_lv
+    _t30 = H_v*d_lk + _t29
+    _t31 = H_v + _t29
+    _t32 = L_dn*_t25
+    _t33 = 2*L_dn
+    _t34 = 6*d
+    _t35 = H_la*L_la
+    _t36 = _t35*d_la
+    _t37 = _t25*_t36
+    _t38 = L_rw*d_rw
+    _t39 = _t25*_t38
+    _t40 = d**2
+    _t41 = 2*_t40
+    _t42 = L_gr*d_gr
+    _t43 = _t25*_t42
+    _t44 = H_ml*L_ml
+    _t45 = _t25*_t44
+    _t46 = _t45*d_mk
+    _t47 = _t45*d_mv
+    _t48 = 4*d
+    _t49 = _t25*_t4
+    _t50 = L_xa*i_img
+    _t51 = i_glu + 2
+    _t52 = _t25*_t51*d_ff
+    _t53 = 2*L_moe
+    _t54 = _t53*d
+    _t55 = n_hc**2
+    _t56 = _t55*i_hcm
+    _t57 = 2*L
+    _t58 = _t8*h_kv
+    _t59 = 2*L_sb
+    _t60 = L*_t48
+    _t61 = n_au**2
+    _t62 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1263,69 +1296,70 @@ def flops_forward_components(s):
             + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
         ),
         'attention/router': _t18*_t3 + _t18*_t5,
-        'attention/indexer': 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q),
-        'mamba/in': L_ssm*_t22*(_t19 + i_m2*(H_s + _t21)),
-        'mamba/x': _t24*(R_dt + _t20),
-        'mamba/dt': R_dt*_t24,
-        'mamba/out': _t23*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t21*i_m2 + d_in),
+        'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
+        'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
+        'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
+        'mamba/x': _t27*(R_dt + _t23),
+        'mamba/dt': R_dt*_t27,
+        'mamba/out': _t26*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t24*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t29*(_t25 + _t27*i_gf + _t28*(1 - i_cg) + _t28),
-        'deltanet/lowrank': _t30*i_cg*(_t22*r_g + _t27*r_g),
-        'deltanet/out': _t26*_t29,
-        'deltanet/conv': _t30*k_dn*(_t25 + _t26),
-        'deltanet/scan': 7*L_dn*_t26*d_lk,
-        'lightning/qkv': _t31*_t33,
-        'lightning/gate': _t34,
-        'lightning/out': _t34,
-        'lightning/scan': 5*_t32*d_la**2,
-        'rwkv/key': _t36,
-        'rwkv/value': _t36,
-        'rwkv/receptance': _t36,
-        'rwkv/output': _t36,
-        'rwkv/gate': L_rw*_t38,
-        'rwkv/scan': 9*_t35,
-        'griffin/y': _t40,
-        'griffin/x': _t40,
-        'griffin/gates': 4*_t39*w_gr,
-        'griffin/out': _t40,
-        'griffin/conv': 2*_t39*k_gr,
-        'griffin/scan': 3*_t39,
-        'mlstm/q': _t43,
-        'mlstm/k': _t43,
-        'mlstm/v': _t44,
-        'mlstm/ogate': _t44,
-        'mlstm/gates': _t41*_t45,
-        'mlstm/out': _t44,
-        'mlstm/scan': 5*_t41*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t37,
-        'conv/out': L_sc*_t38,
-        'conv/conv': L_sc*_t22*k_sc,
-        'cross_attention/q': _t46*_t47,
-        'cross_attention/o': _t13*_t22*_t47,
-        'mlp': L_dense*_t49 + L_dw*_t49 - L_xa*_t49*(1 - i_img),
-        'moe/router': _t51*(E + E_0),
-        'moe/experts': _t48*_t51*d_e*k,
-        'moe/shared': _t50*(E_s*_t48*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t54*(_t22*_t53 + d*n_hc*(2*_t53 + 4*n_hc)),
-        'hyper_connections/head': _t22*_t52,
-        'shared_block/attention': _t56*(_t14 + _t22*_t55 + _t46),
-        'shared_block/mlp': L_sb*_t49,
-        'shared_block/projection': L_sb*_t38,
-        'shared_block/adapters': _t56*(
-            i_sba*r_sb*(_t31 + _t4 + _t55) + r_sb*(d + d_ff*(i_glu + 1))
+        'deltanet/in': _t32*(_t28 + _t30*i_gf + _t31*(1 - i_cg) + _t31),
+        'deltanet/lowrank': _t33*i_cg*(_t25*r_g + _t30*r_g),
+        'deltanet/out': _t29*_t32,
+        'deltanet/conv': _t33*k_dn*(_t28 + _t29),
+        'deltanet/scan': 7*L_dn*_t29*d_lk,
+        'lightning/qkv': _t34*_t36,
+        'lightning/gate': _t37,
+        'lightning/out': _t37,
+        'lightning/scan': 5*_t35*d_la**2,
+        'rwkv/key': _t39,
+        'rwkv/value': _t39,
+        'rwkv/receptance': _t39,
+        'rwkv/output': _t39,
+        'rwkv/gate': L_rw*_t41,
+        'rwkv/scan': 9*_t38,
+        'griffin/y': _t43,
+        'griffin/x': _t43,
+        'griffin/gates': 4*_t42*w_gr,
+        'griffin/out': _t43,
+        'griffin/conv': 2*_t42*k_gr,
+        'griffin/scan': 3*_t42,
+        'mlstm/q': _t46,
+        'mlstm/k': _t46,
+        'mlstm/v': _t47,
+        'mlstm/ogate': _t47,
+        'mlstm/gates': _t44*_t48,
+        'mlstm/out': _t47,
+        'mlstm/scan': 5*_t44*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t40,
+        'conv/out': L_sc*_t41,
+        'conv/conv': L_sc*_t25*k_sc,
+        'cross_attention/q': _t49*_t50,
+        'cross_attention/o': _t13*_t25*_t50,
+        'mlp': L_dense*_t52 + L_dw*_t52 - L_xa*_t52*(1 - i_img),
+        'moe/router': _t54*(E + E_0),
+        'moe/experts': _t51*_t54*d_e*k,
+        'moe/shared': _t53*(E_s*_t51*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t57*(_t25*_t56 + d*n_hc*(2*_t56 + 4*n_hc)),
+        'hyper_connections/head': _t25*_t55,
+        'shared_block/attention': _t59*(_t14 + _t25*_t58 + _t49),
+        'shared_block/mlp': L_sb*_t52,
+        'shared_block/projection': L_sb*_t41,
+        'shared_block/adapters': _t59*(
+            i_sba*r_sb*(_t34 + _t4 + _t58) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t54*d*p_le,
-        'per_layer_embeddings/layers': _t57*p_le,
-        'altup/layers': _t54*(_t58*d + _t58 + 2*d*n_au + n_au**3),
-        'altup/projections': _t38*(-2*i_au + 2*n_au),
-        'laurel/layers': _t57*r_lr,
-        'norm_gates': _t22*r_ng*(_t50 + _t54),
-        'embedding_projection': _t45*d_emb*i_proj,
-        'drafter/projections': D_tg*_t31,
-        'centroid_head': C_cen*_t22,
-        'lm_head': V_cen*_t59 + V_o*_t59*(1 - i_cen),
-        'prediction_head': _t38*i_ph,
+        'per_layer_embeddings/projection': _t57*d*p_le,
+        'per_layer_embeddings/layers': _t60*p_le,
+        'altup/layers': _t57*(_t61*d + _t61 + 2*d*n_au + n_au**3),
+        'altup/projections': _t41*(-2*i_au + 2*n_au),
+        'laurel/layers': _t60*r_lr,
+        'norm_gates': _t25*r_ng*(_t53 + _t57),
+        'embedding_projection': _t48*d_emb*i_proj,
+        'drafter/projections': D_tg*_t34,
+        'centroid_head': C_cen*_t25,
+        'lm_head': V_cen*_t62 + V_o*_t62*(1 - i_cen),
+        'prediction_head': _t41*i_ph,
     }
 
 
@@ -1348,10 +1382,12 @@ def flops(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1428,6 +1464,8 @@ def flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
@@ -1450,128 +1488,164 @@ def flops(s):
     _t5 = 4*d
     _t6 = H_ml*L_ml
     _t7 = _t5*_t6
-    _t8 = 2*d_in
-    _t9 = L_ssm*_t8
-    _t10 = d**2
-    _t11 = 2*_t10
-    _t12 = n_hc**2
-    _t13 = E_a*_t0*i_moa
-    _t14 = H_la*L_la
-    _t15 = H_v*d_lv
-    _t16 = L_dn*_t0
-    _t17 = 2*L_moe
-    _t18 = d_qk*h
-    _t19 = _t0*_t18
-    _t20 = L_xa*i_img
-    _t21 = d_v*h
-    _t22 = i_glu + 2
-    _t23 = _t0*_t22*d_ff
-    _t24 = _t22*d
-    _t25 = L_att - L_att2
-    _t26 = _t9*(1 - i_m2)
-    _t27 = 2*N_s
-    _t28 = G_s*_t27
-    _t29 = 2*L
-    _t30 = 2*H_k*d_lk
-    _t31 = 2*L_dn
-    _t32 = H_v*d_lk + _t15
-    _t33 = n_au**2
-    _t34 = _t21*d
-    _t35 = d_qk + d_v
-    _t36 = _t35*h_kv
-    _t37 = _t0*_t36
-    _t38 = 2*L_sb
-    _t39 = _t12*i_hcm
-    _t40 = 1 - i_og
-    _t41 = d_v2*h2
-    _t42 = d*g_o*r_o
-    _t43 = 2*L_att2
-    _t44 = d_qk2*h2
-    _t45 = d*(1 - i_qlora)
-    _t46 = i_lg + 1
-    _t47 = 1 - i_gh
-    _t48 = 2*i_lg
-    _t49 = d*(1 - i_lg)
-    _t50 = 2*_t25
-    _t51 = H_v + _t15
-    _t52 = d*(1 - i_mla)
-    _t53 = (
-        2*_t52*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t8 = 8*d
+    _t9 = 2*d_in
+    _t10 = L_ssm*_t9
+    _t11 = d**2
+    _t12 = 2*_t11
+    _t13 = n_hc**2
+    _t14 = E_a*_t0*i_moa
+    _t15 = H_la*L_la
+    _t16 = H_v*d_lv
+    _t17 = L_dn*_t0
+    _t18 = 2*L_moe
+    _t19 = d_qk*h
+    _t20 = _t0*_t19
+    _t21 = L_xa*i_img
+    _t22 = d_v*h
+    _t23 = i_glu + 2
+    _t24 = _t0*_t23*d_ff
+    _t25 = _t23*d
+    _t26 = L_att - L_att2
+    _t27 = _t10*(1 - i_m2)
+    _t28 = 2*N_s
+    _t29 = G_s*_t28
+    _t30 = 2*L
+    _t31 = 2*H_k*d_lk
+    _t32 = 2*L_dn
+    _t33 = d*d_I
+    _t34 = d*h_I + d_I*h_I*r_q
+    _t35 = H_v*d_lk + _t16
+    _t36 = n_au**2
+    _t37 = _t22*d
+    _t38 = d_qk + d_v
+    _t39 = _t38*h_kv
+    _t40 = _t0*_t39
+    _t41 = 2*L_sb
+    _t42 = _t13*i_hcm
+    _t43 = 1 - i_og
+    _t44 = d_v2*h2
+    _t45 = d*g_o*r_o
+    _t46 = 2*L_att2
+    _t47 = d_qk2*h2
+    _t48 = d*(1 - i_qlora)
+    _t49 = i_lg + 1
+    _t50 = 1 - i_gh
+    _t51 = 2*i_lg
+    _t52 = d*(1 - i_lg)
+    _t53 = 2*_t26
+    _t54 = H_v + _t16
+    _t55 = d*(1 - i_mla)
+    _t56 = (
+        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t54 = (
-        2*_t52*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
+    _t57 = (
+        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t38 - d_rope))
     )
-    _t55 = L_xa*T_img
+    _t58 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
             + L*_t1*p_le
             + L*_t5*r_lr
-            + L_att2*_t13
-            + L_att2*_t53
-            + L_dense*_t23
-            + 7*L_dn*_t15*d_lk
-            + L_dw*_t23
-            + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            - L_kvs2*_t53
-            + L_rw*_t11
-            + L_sb*_t11
-            + L_sb*_t23
+            + L_att2*_t14
+            + L_att2*_t56
+            + L_csa*_t8*d_qk
+            + 2*L_csa*(4*_t33 + _t34)
+            + L_dense*_t24
+            + 7*L_dn*_t16*d_lk
+            + L_dw*_t24
+            + L_hca*_t5*d_qk
+            + 2*L_idx*(_t33 + _t34)
+            - L_kvs2*_t56
+            + L_rw*_t12
+            + L_sb*_t12
+            + L_sb*_t24
             + L_sc*_t0*k_sc
-            + 8*L_sc*_t10
+            + 8*L_sc*_t11
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t8 + i_m2*(H_s + _t28))
-            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
-            - L_xa*_t23*(1 - i_img)
-            + R_dt*_t26
+            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t29))
+            + 2*L_ssm*k_s*(_t29*i_m2 + d_in)
+            - L_xa*_t24*(1 - i_img)
+            + R_dt*_t27
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
-            + _t0*_t12
-            + _t0*_t20*_t21
-            + _t0*r_ng*(_t17 + _t29)
+            + _t0*_t13
+            + _t0*_t21*_t22
+            + _t0*r_ng*(_t18 + _t30)
             + _t1*_t2
             + _t1*_t6*d_mv
-            + _t11*i_ph
-            + _t11*(-2*i_au + 2*n_au)
-            + _t13*_t25
-            + 10*_t14*d*d_la
-            + 5*_t14*d_la**2
-            + _t15*_t16
-            + _t16*(_t30 + _t32*i_gf + _t51*(1 - i_cg) + _t51)
-            + _t17*_t24*d_e*k
-            + _t17*d*(E + E_0)
-            + _t17*(E_s*_t24*d_s + d*i_shared_gate)
-            + _t19*_t20
+            + _t10*d
+            + _t12*i_ph
+            + _t12*(-2*i_au + 2*n_au)
+            + _t14*_t26
+            + 10*_t15*d*d_la
+            + 5*_t15*d_la**2
+            + _t16*_t17
+            + _t17*(_t31 + _t35*i_gf + _t54*(1 - i_cg) + _t54)
+            + _t18*_t25*d_e*k
+            + _t18*d*(E + E_0)
+            + _t18*(E_s*_t25*d_s + d*i_shared_gate)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t25*_t54
-            + _t26*(R_dt + _t27)
-            + _t29*(_t0*_t39 + d*n_hc*(2*_t39 + 4*n_hc))
-            + _t29*(_t33*d + _t33 + 2*d*n_au + n_au**3)
-            + 8*_t3*d
+            + _t20*_t21
+            + _t26*_t57
+            + _t27*(R_dt + _t28)
+            + _t3*_t8
             + 9*_t3
-            + _t31*i_cg*(_t0*r_g + _t32*r_g)
-            + _t31*k_dn*(_t15 + _t30)
-            + _t38*(i_sba*r_sb*(_t1 + _t18 + _t36) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t38*(_t19 + _t34 + _t37)
-            + _t43*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
-            + _t43*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
-            + _t43*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
+            + _t30*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
+            + _t30*(_t36*d + _t36 + 2*d*n_au + n_au**3)
+            + _t32*i_cg*(_t0*r_g + _t35*r_g)
+            + _t32*k_dn*(_t16 + _t31)
+            + _t41*(i_sba*r_sb*(_t1 + _t19 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t41*(_t20 + _t37 + _t40)
+            + _t46*h2*i_gate*(_t50*d_v2 + i_gh)*(_t51*r_q2 + _t52)
+            + _t46*(_t47*_t48 + i_qlora*(_t47*_t49*r_q2 + d*r_q2))
+            + _t46*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
             + _t5*d_emb*i_proj
-            + _t50*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
-            + _t50*(_t18*_t45 + i_qlora*(_t18*_t46*r_q + d*r_q))
-            + _t50*(_t34*_t40 + i_og*(_t21*r_o + _t42))
-            - _t54*(L_kvs - L_kvs2)
+            + _t53*h*i_gate*(_t50*d_v + i_gh)*(_t51*r_q + _t52)
+            + _t53*(_t19*_t48 + i_qlora*(_t19*_t49*r_q + d*r_q))
+            + _t53*(_t37*_t43 + i_og*(_t22*r_o + _t45))
+            - _t57*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
             + _t7*d_mk
             + _t7
-            + _t9*d
         ),
         'attention_per_sequence': (
-            L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            L_csa*(
+                h*(d_qk + d_v)*(
+                    2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, m_csa))
+                    + i_causal*(
+                        2*K_I*(T - _minimum(T, K_I*m_csa - 1))
+                        + m_csa*(
+                            _floordiv(_minimum(T, K_I*m_csa - 1), m_csa) - 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                        + 2*(
+                            -m_csa*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                            + _minimum(T, K_I*m_csa - 1)
+                            + 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                    )
+                )
+                + h_I*(d_I + 1)*(
+                    2*T*(1 - i_causal)*_floordiv(T, m_csa)
+                    + i_causal*(
+                        m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
+                        + 2*(T - m_csa*_floordiv(T, m_csa) + 1)*_floordiv(T, m_csa)
+                    )
+                )
+            )
+            + L_hca*h*(d_qk + d_v)*(
+                2*T*(1 - i_causal)*_floordiv(T, m_hca)
+                + i_causal*(
+                    m_hca*(_floordiv(T, m_hca) - 1)*_floordiv(T, m_hca)
+                    + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
+                )
+            )
+            + L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1630,10 +1704,15 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t37*_t55,
-        'cross_scores_per_sequence': 2*T*_t35*_t55*h,
+        'image_kv_per_sequence': _t40*_t58,
+        'cross_scores_per_sequence': 2*T*_t38*_t58*h,
         'inference_attention_per_token': (
-            2*L_idx*T*h_I*(d_I + 1)
+            2*L_csa*(
+                h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
+                + h_I*(d_I + 1)*_floordiv(T, m_csa)
+            )
+            + 2*L_hca*h*(d_qk + d_v)*_floordiv(T, m_hca)
+            + 2*L_idx*T*h_I*(d_I + 1)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
@@ -1668,10 +1747,12 @@ def rules_train_per_token(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -1777,6 +1858,8 @@ def rules_train_per_token(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_act = s['n_act']
     n_au = s['n_au']
     n_hc = s['n_hc']
@@ -1838,105 +1921,119 @@ def rules_train_per_token(s):
     _t32 = d_qk2*h2
     _t33 = _t32*d
     _t34 = i_lg + 1
-    _t35 = 6*L_dense
-    _t36 = d*d_ff
-    _t37 = _t36 + b_ff*d
-    _t38 = 6*L_dn
-    _t39 = H_v*d_lk
-    _t40 = 1 - i_cg
-    _t41 = i_glu + 1
-    _t42 = b_ff*d_ff
-    _t43 = _t41*(_t36 + _t42)
-    _t44 = 6*L_dw
-    _t45 = 6*L_gr
-    _t46 = _t45*d_gr
-    _t47 = d*d_gr
-    _t48 = 2*d_gr
-    _t49 = 2*H_ml
-    _t50 = 6*L_ml
-    _t51 = d*(i_glu + 2)
-    _t52 = 6*L_moe
-    _t53 = _t3*d
-    _t54 = E + E_0
-    _t55 = d**2
-    _t56 = 6*_t55
-    _t57 = d_qk*h
-    _t58 = _t11*h_kv
-    _t59 = b_sc*d
-    _t60 = 6*L_sc
-    _t61 = 6*L_ssm
-    _t62 = 2*N_s
-    _t63 = G_s*_t62
-    _t64 = 2*d_in + i_m2*(H_s + _t63)
-    _t65 = H_s*i_m2
-    _t66 = 1 - i_m2
-    _t67 = R_dt + _t62
-    _t68 = _t66*d_in
-    _t69 = d_v*h
-    _t70 = _t69*d
-    _t71 = 2*d
-    _t72 = 6*M_sb
-    _t73 = 6*h
-    _t74 = d_qk*i_qk_head
-    _t75 = _t3*(_t74 + d_qk*h_kv*i_qk_proj)
-    _t76 = L_att - L_att2
-    _t77 = 6*_t76
-    _t78 = _t20*d_v
-    _t79 = h*i_gate
-    _t80 = i_qlora*r_q
-    _t81 = _t57*d
-    _t82 = L_rw*d_rw
-    _t83 = 18*d
-    _t84 = 30*d
-    _t85 = _t0*_t3
-    _t86 = H_la*L_la*d_la
-    _t87 = H_ml*d_mv
-    _t88 = L*i_au
-    _t89 = 2*H_k*d_lk
-    _t90 = H_v*d_lv
-    _t91 = _t39 + _t90
-    _t92 = H_v + _t90
-    _t93 = L_dn*_t0
-    _t94 = L*d
-    _t95 = 12*d
-    _t96 = 24*i_diff
-    _t97 = E_a*_t0*i_moa
-    _t98 = L*_t85
-    _t99 = _t3*i_sub
-    _t100 = _t99*d_ff
-    _t101 = L_xa*_t0
-    _t102 = (
+    _t35 = 2*d_I
+    _t36 = 6*L_csa
+    _t37 = d*d_I
+    _t38 = d*h_I + d_I*h_I*r_q
+    _t39 = 6*L_dense
+    _t40 = d*d_ff
+    _t41 = _t40 + b_ff*d
+    _t42 = 6*L_dn
+    _t43 = H_v*d_lk
+    _t44 = 1 - i_cg
+    _t45 = i_glu + 1
+    _t46 = b_ff*d_ff
+    _t47 = _t45*(_t40 + _t46)
+    _t48 = 6*L_dw
+    _t49 = 6*L_gr
+    _t50 = _t49*d_gr
+    _t51 = d*d_gr
+    _t52 = 2*d_gr
+    _t53 = 2*H_ml
+    _t54 = 6*L_ml
+    _t55 = d*(i_glu + 2)
+    _t56 = 6*L_moe
+    _t57 = _t3*d
+    _t58 = E + E_0
+    _t59 = d**2
+    _t60 = 6*_t59
+    _t61 = d_qk*h
+    _t62 = _t11*h_kv
+    _t63 = b_sc*d
+    _t64 = 6*L_sc
+    _t65 = 6*L_ssm
+    _t66 = 2*N_s
+    _t67 = G_s*_t66
+    _t68 = 2*d_in + i_m2*(H_s + _t67)
+    _t69 = H_s*i_m2
+    _t70 = 1 - i_m2
+    _t71 = R_dt + _t66
+    _t72 = _t70*d_in
+    _t73 = d_v*h
+    _t74 = _t73*d
+    _t75 = 2*d
+    _t76 = 6*M_sb
+    _t77 = 6*h
+    _t78 = d_qk*i_qk_head
+    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
+    _t80 = L_att - L_att2
+    _t81 = 6*_t80
+    _t82 = _t20*d_v
+    _t83 = h*i_gate
+    _t84 = i_qlora*r_q
+    _t85 = _t61*d
+    _t86 = L_rw*d_rw
+    _t87 = 18*d
+    _t88 = 30*d
+    _t89 = _t0*_t3
+    _t90 = H_la*L_la*d_la
+    _t91 = H_ml*d_mv
+    _t92 = L*i_au
+    _t93 = 2*H_k*d_lk
+    _t94 = H_v*d_lv
+    _t95 = _t43 + _t94
+    _t96 = H_v + _t94
+    _t97 = L_dn*_t0
+    _t98 = L*d
+    _t99 = 12*d
+    _t100 = 24*i_diff
+    _t101 = 24*d
+    _t102 = E_a*_t0*i_moa
+    _t103 = L*_t89
+    _t104 = _t3*i_sub
+    _t105 = _t104*d_ff
+    _t106 = L_xa*_t0
+    _t107 = (
         C_cen*_t0
-        + D_tg*_t83
-        + H_ml*L_ml*_t95*d_mk
+        + D_tg*_t87
+        + H_ml*L_ml*_t99*d_mk
+        + L_att2*_t100*d_qk2
+        + L_att2*_t102
         + L_att2*_t8
-        + L_att2*_t96*d_qk2
-        + L_att2*_t97
-        + 12*L_gr*(_t47 + d_gr)
-        + 6*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I)
+        + L_csa*_t101*d_qk
+        + 12*L_gr*(_t51 + d_gr)
+        + L_hca*_t99*d_qk
+        + 6*L_hca*(d_qk*m_hca + d_qk)
+        + 6*L_idx*(_t35 + _t37 + _t38)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + L_ml*_t83*_t87
+        + L_ml*_t87*_t91
         + L_moe*_t0*b_moe
-        + L_rw*_t56
-        + L_rw*_t84
-        + L_sb*_t56
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t57 + _t58) + r_sb*(_t41*d_ff + d))
+        + L_rw*_t60
+        + L_rw*_t88
+        + L_sb*_t60
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t53
+        + 18*M_sb*_t57
         + _t0*_t14
-        + _t0*_t88
+        + _t0*_t92
         + _t0*b_oL
-        + _t100*_t35
-        + _t100*_t44
-        + _t101*_t57
-        + _t101*_t58
-        + _t101*_t69
-        + _t13*_t76
+        + _t100*_t80*d_qk
+        + _t101*_t86
+        + _t102*_t80
+        + _t103*i_lr
+        + _t103*n_norm
+        + _t104*_t19*_t28
+        + _t104*_t73*_t81
+        + _t105*_t39
+        + _t105*_t48
+        + _t106*_t61
+        + _t106*_t62
+        + _t106*_t73
+        + _t13*_t80
         - _t13*_t9
-        + _t19*_t28*_t99
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
@@ -1950,80 +2047,77 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t94 + p_le)
-        + _t35*_t37
-        + _t35*_t43
-        + _t35*n_act
-        + _t36*_t44
-        + _t38*d_lv
-        + _t38*i_cg*(_t71*r_g + _t91*r_g)
-        + _t38*k_dn*(_t89 + _t90)
-        + _t38*(H_v*_t40 + H_v + _t39*i_cg)
-        + _t44*(_t41*(2*_t36 + 2*_t42) - _t43)
-        + _t45*(_t47 + d)
-        + _t45*(_t48*w_gr + _t48)
-        + _t46*(k_gr + 1)
-        + _t46
-        + _t50*_t87
-        + _t50*(_t49*d + _t49)
-        + _t52*k*(_t51*d_e + b_ff*(_t41*d_e + d))
-        + _t52*(E_s*(_t51*d_s + b_ff*(_t41*d_s + d)) + d*i_shared_gate)
-        + _t52*(3*_t53*i_bn + _t53*i_mn)
-        + _t52*(_t54*b_router + _t54*d + i_rs*(E + d))
-        + _t56*(-2*i_au + 2*n_au)
-        + _t60*(_t55 + _t59)
-        + _t60*(3*_t55 + 3*_t59)
-        + _t61*_t67*_t68
-        + _t61*(2*_t65 + _t66*(N_s*d_in + d_in))
-        + _t61*(b_cs + k_s)*(_t63*i_m2 + d_in)
-        + _t61*(_t64*b_ssm + _t64*d)
-        + _t61*(b_ssm*d + d*d_in)
-        + _t61*(_t66*_t67*i_dtn + d_in*i_gn*i_m2)
-        + _t61*(R_dt*_t68 + _t65 + _t68)
-        + _t69*_t77*_t99
-        + _t72*(_t37 + _t43 + n_act)
-        + _t72*(_t57*_t71 + _t58*_t71 + _t70)
-        + _t73*_t76*i_sink
-        + _t73*n_pb
-        - 6*_t75*_t9
-        + _t76*_t96*d_qk
-        + _t76*_t97
-        + _t77*i_rel*(2*_t57 + _t81)
-        + _t77*(_t18*(_t57*i_qk_proj + _t74) + _t75)
-        + _t77*(_t26 + _t27*_t70 + i_og*(_t29 + _t69*r_o))
-        + _t77*(_t23*_t78*_t79 + _t79*(_t78 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t77*(
-            _t3*_t80 + _t31*_t81 + b_qkv*(_t57*_t6 + _t80*i_mla) + i_qlora*(_t34*_t57*r_q + d*r_q)
+        + 6*_t3*i_le*(_t98 + p_le)
+        + _t36*(4*_t37 + _t38)
+        + _t36*(_t35*m_csa + d_I)
+        + _t36*(2*d_qk*m_csa + d_qk)
+        + _t39*_t41
+        + _t39*_t47
+        + _t39*n_act
+        + _t40*_t48
+        + _t42*d_lv
+        + _t42*i_cg*(_t75*r_g + _t95*r_g)
+        + _t42*k_dn*(_t93 + _t94)
+        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
+        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
+        + _t49*(_t51 + d)
+        + _t49*(_t52*w_gr + _t52)
+        + _t50*(k_gr + 1)
+        + _t50
+        + _t54*_t91
+        + _t54*(_t53*d + _t53)
+        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
+        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
+        + _t56*(3*_t57*i_bn + _t57*i_mn)
+        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
+        + _t60*(-2*i_au + 2*n_au)
+        + _t64*(_t59 + _t63)
+        + _t64*(3*_t59 + 3*_t63)
+        + _t65*_t71*_t72
+        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
+        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
+        + _t65*(_t68*b_ssm + _t68*d)
+        + _t65*(b_ssm*d + d*d_in)
+        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
+        + _t65*(R_dt*_t72 + _t69 + _t72)
+        + _t76*(_t41 + _t47 + n_act)
+        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
+        + _t77*_t80*i_sink
+        + _t77*n_pb
+        - 6*_t79*_t9
+        + _t81*i_rel*(2*_t61 + _t85)
+        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
+        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
+        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t81*(
+            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
         )
-        + 24*_t82*d
-        + 12*_t82
-        + _t84*_t86
-        + _t85*_t88
-        + _t85*i_norm_emb
-        + _t85*i_norm_final
-        - _t85*(1 - i_n0)
-        + 6*_t86
-        + _t90*_t93
-        + _t93*(_t40*_t92 + _t89 + _t91*i_gf + _t92)
-        + 18*_t94*p_le
-        + 12*_t94*r_lr
-        + _t95*d_emb*i_proj
-        + _t95*r_ng*(L + L_moe)
-        + _t98*i_lr
-        + _t98*n_norm
+        + 12*_t86
+        + _t88*_t90
+        + _t89*_t92
+        + _t89*i_norm_emb
+        + _t89*i_norm_final
+        - _t89*(1 - i_n0)
+        + 6*_t90
+        + _t94*_t97
+        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
+        + 18*_t98*p_le
+        + 12*_t98*r_lr
+        + _t99*d_emb*i_proj
+        + _t99*r_ng*(L + L_moe)
         + 6*i_hc
-        + 6*i_ph*(_t53 + _t55 + b_ph*d)
+        + 6*i_ph*(_t57 + _t59 + b_ph*d)
         + 6*n_hc
     )
-    _t103 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t102
-    _t104 = T*_t32
-    _t105 = T*_t57
-    _t106 = 3*T
-    _t107 = 4*T
+    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
+    _t109 = T*_t32
+    _t110 = T*_t61
+    _t111 = 3*T
+    _t112 = 4*T
     return {
-        '6N': P*_t0 + _t103,
-        'kaplan': _t102 + _t104*_t19 + _t105*_t77,
-        'palm': 12*L_att2*_t104 + _t103 + 12*_t105*_t76,
+        '6N': P*_t0 + _t108,
+        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
+        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2031,11 +2125,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t106*h2 + _t107*_t32 + 8*_t33)
+            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t76*(_t106*h + _t107*_t57 + 8*_t81)
-            + _t95*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
+            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -6981,10 +7075,12 @@ def finetune_flops(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -7105,6 +7201,8 @@ def finetune_flops(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
@@ -7201,7 +7299,37 @@ def finetune_flops(s):
             + 2*a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
         'train_per_sequence': (
-            3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            3*L_csa*(
+                h*(d_qk + d_v)*(
+                    2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, m_csa))
+                    + i_causal*(
+                        2*K_I*(T - _minimum(T, K_I*m_csa - 1))
+                        + m_csa*(
+                            _floordiv(_minimum(T, K_I*m_csa - 1), m_csa) - 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                        + 2*(
+                            -m_csa*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                            + _minimum(T, K_I*m_csa - 1)
+                            + 1
+                        )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
+                    )
+                )
+                + h_I*(d_I + 1)*(
+                    2*T*(1 - i_causal)*_floordiv(T, m_csa)
+                    + i_causal*(
+                        m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
+                        + 2*(T - m_csa*_floordiv(T, m_csa) + 1)*_floordiv(T, m_csa)
+                    )
+                )
+            )
+            + 3*L_hca*h*(d_qk + d_v)*(
+                2*T*(1 - i_causal)*_floordiv(T, m_hca)
+                + i_causal*(
+                    m_hca*(_floordiv(T, m_hca) - 1)*_floordiv(T, m_hca)
+                    + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
+                )
+            )
+            + 3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + 3*L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -7316,6 +7444,8 @@ def finetune_flops(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
+                    + 8*L_csa*d*d_qk
+                    + 2*L_csa*(4*d*d_I + d*h_I + d_I*h_I*r_q)
                     + 2*L_dense*d*d_ff*(i_glu + 2)
                     + 2*L_dn*d*(
                         2*H_k*d_lk
@@ -7330,6 +7460,7 @@ def finetune_flops(s):
                     + 6*L_gr*d*d_gr
                     + 2*L_gr*d_gr*k_gr
                     + 4*L_gr*d_gr*w_gr
+                    + 4*L_hca*d*d_qk
                     + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9707,10 +9838,12 @@ def precision(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
     L_dw = s['L_dw']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -9794,113 +9927,119 @@ def precision(s):
     _t3 = 4*d
     _t4 = H_ml*L_ml
     _t5 = _t3*_t4
-    _t6 = L_gr*d_gr
-    _t7 = 2*d_in
-    _t8 = L_ssm*_t7
-    _t9 = d**2
-    _t10 = 2*_t9
-    _t11 = n_hc**2
-    _t12 = E_a*_t0*i_moa
-    _t13 = H_v*d_lv
-    _t14 = L_dn*_t0
-    _t15 = d_qk*h
-    _t16 = _t0*_t15
-    _t17 = L_xa*i_img
-    _t18 = d_v*h
-    _t19 = i_glu + 2
-    _t20 = _t0*_t19*d_ff
-    _t21 = 2*L_moe
-    _t22 = _t19*d
-    _t23 = L_att - L_att2
-    _t24 = _t8*(1 - i_m2)
-    _t25 = 2*L
-    _t26 = 2*N_s
-    _t27 = H_v*d_lk + _t13
-    _t28 = n_au**2
-    _t29 = _t18*d
-    _t30 = d_qk + d_v
-    _t31 = _t30*h_kv
-    _t32 = 2*L_sb
-    _t33 = _t11*i_hcm
-    _t34 = 1 - i_og
-    _t35 = d_v2*h2
-    _t36 = d*g_o*r_o
-    _t37 = 2*L_att2
-    _t38 = d_qk2*h2
-    _t39 = d*(1 - i_qlora)
-    _t40 = i_lg + 1
-    _t41 = 1 - i_gh
-    _t42 = 2*i_lg
-    _t43 = d*(1 - i_lg)
-    _t44 = 2*_t23
-    _t45 = H_v + _t13
-    _t46 = d*(1 - i_mla)
-    _t47 = (
-        2*_t46*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t6 = 8*d
+    _t7 = L_gr*d_gr
+    _t8 = 2*d_in
+    _t9 = L_ssm*_t8
+    _t10 = d**2
+    _t11 = 2*_t10
+    _t12 = n_hc**2
+    _t13 = E_a*_t0*i_moa
+    _t14 = H_v*d_lv
+    _t15 = L_dn*_t0
+    _t16 = d_qk*h
+    _t17 = _t0*_t16
+    _t18 = L_xa*i_img
+    _t19 = d_v*h
+    _t20 = i_glu + 2
+    _t21 = _t0*_t20*d_ff
+    _t22 = 2*L_moe
+    _t23 = _t20*d
+    _t24 = L_att - L_att2
+    _t25 = _t9*(1 - i_m2)
+    _t26 = 2*L
+    _t27 = d*d_I
+    _t28 = d*h_I + d_I*h_I*r_q
+    _t29 = 2*N_s
+    _t30 = H_v*d_lk + _t14
+    _t31 = n_au**2
+    _t32 = _t19*d
+    _t33 = d_qk + d_v
+    _t34 = _t33*h_kv
+    _t35 = 2*L_sb
+    _t36 = _t12*i_hcm
+    _t37 = 1 - i_og
+    _t38 = d_v2*h2
+    _t39 = d*g_o*r_o
+    _t40 = 2*L_att2
+    _t41 = d_qk2*h2
+    _t42 = d*(1 - i_qlora)
+    _t43 = i_lg + 1
+    _t44 = 1 - i_gh
+    _t45 = 2*i_lg
+    _t46 = d*(1 - i_lg)
+    _t47 = 2*_t24
+    _t48 = H_v + _t14
+    _t49 = d*(1 - i_mla)
+    _t50 = (
+        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t48 = (
-        2*_t46*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t30 - d_rope))
+    _t51 = (
+        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
     )
-    _t49 = (
+    _t52 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + L*_t1*p_le
         + L*_t3*r_lr
-        + L_att2*_t12
-        + L_att2*_t47
-        + L_dense*_t20
-        + 2*L_dn*i_cg*(_t0*r_g + _t27*r_g)
-        + L_dw*_t20
-        + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t47
-        + L_rw*_t10
-        + 8*L_rw*d*d_rw
-        + L_sb*_t10
-        + L_sb*_t20
-        + 8*L_sc*_t9
-        + L_ssm*_t0*(_t7 + i_m2*(G_s*_t26 + H_s))
-        - L_xa*_t20*(1 - i_img)
-        + R_dt*_t24
+        + L_att2*_t13
+        + L_att2*_t50
+        + L_csa*_t6*d_qk
+        + 2*L_csa*(4*_t27 + _t28)
+        + L_dense*_t21
+        + 2*L_dn*i_cg*(_t0*r_g + _t30*r_g)
+        + L_dw*_t21
+        + L_hca*_t3*d_qk
+        + 2*L_idx*(_t27 + _t28)
+        - L_kvs2*_t50
+        + L_rw*_t11
+        + L_rw*_t6*d_rw
+        + L_sb*_t11
+        + L_sb*_t21
+        + 8*L_sc*_t10
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
+        - L_xa*_t21*(1 - i_img)
+        + R_dt*_t25
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
-        + _t0*_t11
-        + _t0*_t17*_t18
-        + _t0*r_ng*(_t21 + _t25)
+        + _t0*_t12
+        + _t0*_t18*_t19
+        + _t0*r_ng*(_t22 + _t26)
         + _t1*_t4*d_mv
-        + _t1*_t6
-        + _t10*i_ph
-        + _t10*(-2*i_au + 2*n_au)
-        + _t12*_t23
-        + _t13*_t14
-        + _t14*(2*H_k*d_lk + _t27*i_gf + _t45*(1 - i_cg) + _t45)
-        + _t16*_t17
-        + _t21*_t22*d_e*k
-        + _t21*(E_s*_t22*d_s + d*i_shared_gate)
-        + _t23*_t48
-        + _t24*(R_dt + _t26)
-        + _t25*(_t0*_t33 + d*n_hc*(2*_t33 + 4*n_hc))
-        + _t25*(_t28*d + _t28 + 2*d*n_au + n_au**3)
+        + _t1*_t7
+        + _t11*i_ph
+        + _t11*(-2*i_au + 2*n_au)
+        + _t13*_t24
+        + _t14*_t15
+        + _t15*(2*H_k*d_lk + _t30*i_gf + _t48*(1 - i_cg) + _t48)
+        + _t17*_t18
+        + _t22*_t23*d_e*k
+        + _t22*(E_s*_t23*d_s + d*i_shared_gate)
+        + _t24*_t51
+        + _t25*(R_dt + _t29)
+        + _t26*(_t0*_t36 + d*n_hc*(2*_t36 + 4*n_hc))
+        + _t26*(_t31*d + _t31 + 2*d*n_au + n_au**3)
         + _t3*d_emb*i_proj
-        + _t32*(i_sba*r_sb*(_t1 + _t15 + _t31) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t32*(_t0*_t31 + _t16 + _t29)
-        + _t37*h2*i_gate*(_t41*d_v2 + i_gh)*(_t42*r_q2 + _t43)
-        + _t37*(_t38*_t39 + i_qlora*(_t38*_t40*r_q2 + d*r_q2))
-        + _t37*(_t34*_t35*d + i_og*(_t35*r_o + _t36))
-        + _t44*h*i_gate*(_t41*d_v + i_gh)*(_t42*r_q + _t43)
-        + _t44*(_t15*_t39 + i_qlora*(_t15*_t40*r_q + d*r_q))
-        + _t44*(_t29*_t34 + i_og*(_t18*r_o + _t36))
-        - _t48*(L_kvs - L_kvs2)
+        + _t35*(i_sba*r_sb*(_t1 + _t16 + _t34) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t35*(_t0*_t34 + _t17 + _t32)
+        + _t40*h2*i_gate*(_t44*d_v2 + i_gh)*(_t45*r_q2 + _t46)
+        + _t40*(_t41*_t42 + i_qlora*(_t41*_t43*r_q2 + d*r_q2))
+        + _t40*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
+        + _t47*h*i_gate*(_t44*d_v + i_gh)*(_t45*r_q + _t46)
+        + _t47*(_t16*_t42 + i_qlora*(_t16*_t43*r_q + d*r_q))
+        + _t47*(_t32*_t37 + i_og*(_t19*r_o + _t39))
         + _t5*d_mk
         + _t5
-        + 4*_t6*w_gr
-        + _t8*d
+        - _t51*(L_kvs - L_kvs2)
+        + 4*_t7*w_gr
+        + _t9*d
     )
     return {
-        'low_precision_forward': _t49,
-        'low_precision_train': _t49*(3 - i_frozen),
+        'low_precision_forward': _t52,
+        'low_precision_train': _t52*(3 - i_frozen),
     }
 
 
@@ -10088,8 +10227,10 @@ def inference(s):
     L_att2 = s['L_att2']
     L_chk = s['L_chk']
     L_chk2 = s['L_chk2']
+    L_csa = s['L_csa']
     L_dn = s['L_dn']
     L_gr = s['L_gr']
+    L_hca = s['L_hca']
     L_idx = s['L_idx']
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
@@ -10141,6 +10282,8 @@ def inference(s):
     k_gr = s['k_gr']
     k_s = s['k_s']
     k_sc = s['k_sc']
+    m_csa = s['m_csa']
+    m_hca = s['m_hca']
     q_kv = s['q_kv']
     q_w = s['q_w']
     r_kv = s['r_kv']
@@ -10148,22 +10291,25 @@ def inference(s):
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = 1 - i_mla
-    _t1 = H_v*d_lv
+    _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
-            L_idx*d_I
-            + (L_att2 - L_kvs2)*(_t0*h_kv2*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
+            L_csa*(d_I + d_qk)/m_csa
+            + L_hca*d_qk/m_hca
+            + L_idx*d_I
+            + (L_att2 - L_kvs2)*(h_kv2*(1 - i_mla)*(d_qk2 + d_v2) + i_mla*(d_rope2 + r_kv2))
             + (
-                _t0*h_kv*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
+                h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv)
             )*(L_att - L_att2 - L_kvs + L_kvs2 + L_sb)
         ),
         'kv_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
             + K*h_g*(
-                L_idx*T*d_I
+                L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                + L_hca*d_qk*_floordiv(T, m_hca)
+                + L_idx*T*d_I
                 + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                     L_sb*T
                     + T*(
@@ -10197,7 +10343,7 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
-            + L_dn*(_t1*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t1))
+            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -10210,7 +10356,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -10248,7 +10396,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -10288,7 +10438,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -10328,7 +10480,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
@@ -10368,7 +10522,9 @@ def inference(s):
                 H_la*L_la*d_la**2
                 + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                 + K*h_g*(
-                    L_idx*T*d_I
+                    L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                    + L_hca*d_qk*_floordiv(T, m_hca)
+                    + L_idx*T*d_I
                     + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                         L_sb*T
                         + T*(
@@ -10411,7 +10567,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(
@@ -10452,7 +10610,9 @@ def inference(s):
                     H_la*L_la*d_la**2
                     + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
                     + K*h_g*(
-                        L_idx*T*d_I
+                        L_csa*(d_I + d_qk)*_floordiv(T, m_csa)
+                        + L_hca*d_qk*_floordiv(T, m_hca)
+                        + L_idx*T*d_I
                         + (h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kv1)) + i_mla*(d_rope + r_kv))*(
                             L_sb*T
                             + T*(

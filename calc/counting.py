@@ -148,6 +148,14 @@ SPARSE_ATTENTION = (
     "per key) and the attention over the min(index_topk, keys seen) keys it selects are "
     "attention/scores. Training counts the indexer trained (3 × forward), as by a loss of its "
     "own; its top-k passes no gradient to the model.")
+COMPRESSED_ATTENTION = (
+    "DeepSeek-V4's compressed layers (CSA, HCA): each compressor's kv_proj and gate_proj count "
+    "as attention/compressor per token (its pooling of a window's tokens is elementwise, 0); "
+    "the ⌊T/m⌋ entries a query has passed join its window's keys, QKᵀ and A·V as any key: all of "
+    "them on an HCA layer; on a CSA layer the min(index_topk, entries) its indexer selects, "
+    "the indexer's projections attention/indexer and its scores over every entry seen "
+    "(2·h_I·d_I for q·k and 2·h_I for the head weights' sum per entry) attention/scores. "
+    "Training counts the indexer trained (3 × forward), as by a loss of its own.")
 DIFFERENTIAL_ATTENTION = (
     "Differential attention (DIFF Transformer): each of the h softmax maps (a differential "
     "head's two QKᵀ maps of half its width) is computed once, 2·d_qk per key, and weighs the "

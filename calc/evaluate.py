@@ -121,12 +121,19 @@ def _drafter_values(spec: ModelSpec) -> dict[str, int]:
 
 
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
-    """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one)."""
-    indexer = spec.attention.indexer
+    """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one), or
+    DeepSeek-V4's CSA indexer's (on its L_csa layers), and V4's compression rates and layers
+    (a model has one indexer or the other, calc.spec.attention)."""
+    compression = spec.attention.compression
+    dsa = spec.attention.indexer
+    indexer = dsa or (compression.indexer if compression else None)
     return {
         "h_I": indexer.n_heads if indexer else 0, "d_I": indexer.head_dim if indexer else 0,
         "K_I": indexer.topk if indexer else 1, "L_idx": spec.n_indexer_layers,
-        "i_dsa": int(indexer is not None),
+        "i_dsa": int(dsa is not None),
+        "m_csa": compression.sparse_rate if compression else 1,
+        "m_hca": compression.heavy_rate if compression else 1,
+        "L_csa": spec.n_sparse_layers, "L_hca": spec.n_heavy_layers,
     }
 
 

@@ -74,9 +74,18 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("M", "M", "multi-token-prediction modules (counted apart)", "size"),
     SymbolInfo("E_a", "E_{a}", "attention experts of a mixture of attention heads (JetMoE; 0 "
                "without)", "size"),
-    SymbolInfo("h_I", "h_{I}", "DSA indexer heads (index_n_heads)", "size"),
-    SymbolInfo("d_I", "d_{I}", "DSA indexer query/key width per head (index_head_dim)", "size"),
-    SymbolInfo("K_I", "K_{I}", "DSA: keys each query attends to (index_topk)", "size"),
+    SymbolInfo("h_I", "h_{I}", "DSA or CSA indexer heads (index_n_heads)", "size"),
+    SymbolInfo("d_I", "d_{I}", "DSA or CSA indexer query/key width per head (index_head_dim)",
+               "size"),
+    SymbolInfo("K_I", "K_{I}", "DSA or CSA: keys each query attends to (index_topk)", "size"),
+    SymbolInfo("m_csa", "m", "DeepSeek-V4 CSA: tokens pooled into one compressed entry "
+               "(compress_rates; 1 without)", "size"),
+    SymbolInfo("m_hca", "m'", "DeepSeek-V4 HCA: tokens pooled into one compressed entry "
+               "(compress_rates; 1 without)", "size"),
+    SymbolInfo("L_csa", "L_{csa}", "sliding layers with compressed sparse attention (CSA)",
+               "size"),
+    SymbolInfo("L_hca", "L_{hca}", "sliding layers with heavily compressed attention (HCA)",
+               "size"),
     SymbolInfo("n_hc", "n_{hc}", "hyper-connections: residual streams (hc_mult; 0 without)",
                "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
@@ -588,6 +597,7 @@ g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw"
 r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
 r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
+m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2", "i_sink2"))

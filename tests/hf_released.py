@@ -29,12 +29,6 @@ DEFAULTS_REFUSED_BY_BOTH = {
 # Default configs calc refuses, naming the part its spec cannot express, which transformers
 # builds: the type is read where a config leaves that part out. tests/test_hf_reference.py
 # checks calc's refusal and transformers' model without the part. (gemma4_text's per-layer
-# embeddings, the part its default has, are calc.spec's per_layer_embeddings now.)
-# deepseek_v4: DeepseekV4Config's layer_types default to compressed layers (CSA/HCA), whose
-# compressors calc's spec lacks; its other defaults checked on 4 of its 43 layers, all sliding
-# (the whole default so is 283,845,035,479 parameters, as transformers counts: 20 s on meta).
-DEFAULTS_REFUSED_BY_CALC = {
-    "deepseek_v4": ("layer_types has compressed_sparse_attention and "
-                    "heavily_compressed_attention layers: their key compressors",
-                    {"num_hidden_layers": 4, "layer_types": ["sliding_attention"] * 4}),
-}
+# embeddings, the part its default has, are calc.spec's per_layer_embeddings now; deepseek_v4's
+# compressed layers, attention.compression.) None at present.
+DEFAULTS_REFUSED_BY_CALC: dict[str, tuple[str, dict]] = {}

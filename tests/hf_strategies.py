@@ -1011,10 +1011,12 @@ def _per_layer_types(draw, model_type: str) -> dict:
 
 @st.composite
 def _deepseek_v4(draw, model_type: str) -> dict:
-    """DeepSeek-V4 with every layer sliding_attention (the compressed layers are refused): a
-    query latent, one key-and-value head, a grouped W_O, hyper-connected streams, hash-routed
-    layers by mlp_layer_types or num_hash_layers; head_dim 8 or 16 leaves RoPE (a factor 1/8
-    of it) a whole pair of channels."""
+    """DeepSeek-V4: a query latent, one key-and-value head, a grouped W_O, hyper-connected
+    streams, hash-routed layers by mlp_layer_types or num_hash_layers; each layer sliding,
+    compressed sparse (CSA, with its indexer) or heavily compressed (HCA), their rates small
+    enough that MIN_WINDOW tokens make entries and the indexer's top-k small enough to select
+    among them; head_dim 8 or 16 leaves RoPE (a factor 1/8 of it) a whole pair of channels, and
+    the indexer's heads at least that pair."""
     layers, heads = draw(st.integers(1, 3)), draw(st.integers(1, 4))
     width = draw(st.sampled_from([8, 16]))
     experts = draw(st.integers(1, 6))
@@ -1029,7 +1031,13 @@ def _deepseek_v4(draw, model_type: str) -> dict:
         "moe_intermediate_size": draw(st.integers(1, 8)), "hc_mult": draw(st.integers(1, 3)),
         "sliding_window": draw(st.integers(MIN_WINDOW, 32)),
         "tie_word_embeddings": draw(st.booleans()),
-        "layer_types": ["sliding_attention"] * layers,
+        "layer_types": _layer_types(draw, layers, ["sliding_attention",
+                                                   "compressed_sparse_attention",
+                                                   "heavily_compressed_attention"]),
+        "compress_rates": {"compressed_sparse_attention": draw(st.integers(1, 4)),
+                           "heavily_compressed_attention": draw(st.integers(1, MIN_WINDOW))},
+        "index_n_heads": draw(st.integers(1, 3)), "index_head_dim": draw(st.integers(2, 8)),
+        "index_topk": draw(st.integers(1, 4)),
     }
     if draw(st.booleans()):
         config["mlp_layer_types"] = _layer_types(draw, layers, ["hash_moe", "moe"])

@@ -214,7 +214,7 @@ def test_formula_sources_cover_every_term():
     parts = {key for _, part in params.PARTS for key in part}
     assert set(params.COMPONENTS) == {*parts, *params.MOE_FFN, *params.SHARED_BLOCK,
                                        *params.PER_LAYER_EMBEDDINGS, *params.ALTUP_LAUREL,
-                                       *params.ONCE}
+                                       *params.ONCE, *params.COMPRESSION}
     assert set(params.PER_LAYER) == {*params.ATTENTION, *params.NORMS}
     assert "attention/scores" not in flops.FORWARD_PER_TOKEN  # added per sequence, ÷ T
 

@@ -83,10 +83,6 @@ UNRELEASED = {
                           "it: sparse_attention_freq 0 on layers 0-2, 1 after) has "
                           "minimax_m3_sparse layers, which calc refuses; calc reads configs "
                           "without them",
-    "deepseek_v4": "deepseek-ai/DeepSeek-V4-Flash's config.json (as public repositories quote "
-                   "it: compress_ratios [0, 0, 4, 128, ...]) has compressed layers (CSA/HCA), "
-                   "which calc refuses; calc reads configs whose layers are all "
-                   "sliding_attention",
     "zamba2": "Zyphra/Zamba2-1.2B's config.json at revision "
               "4f8e85cd31975fe07d8fc3145239d58913192294 (found whole) is in Zyphra's format "
               "before the transformers port (layers_block_type 'm'/'g', lora_rank, state_size, "

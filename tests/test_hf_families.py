@@ -300,8 +300,12 @@ BAD = [
      "per_layer_config gives the full layers different shapes"),
     ({"model_type": "gemma4_unified_text", "per_layer_config": {"5": {"intermediate_size": 8}}},
      "per_layer_config.5 sets ['intermediate_size']"),
-    ({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 0, 4, 128]},
-     "layer_types has compressed_sparse_attention layers: their key compressors"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 0, 4, 128],
+      "compress_rates": {"heavily_compressed_attention": 128}},
+     "compress_rates['compressed_sparse_attention']=None must be a whole number >= 1"),
+    ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 4],
+      "index_topk": 0},
+     "index_topk=0 must be a whole number >= 1"),
     ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 8]},
      "compress_ratios=[0, 8] must list 0, 4 or 128 for each layer"),
     ({"model_type": "deepseek_v4", "num_hidden_layers": 2,
@@ -692,9 +696,25 @@ def test_deepseek_v4_legacy_keywords_place_the_layers_as_transformers_does():
     config = transformers.DeepseekV4Config(**fields)
     spec = calc.spec_from_hf_config({"model_type": "deepseek_v4", **fields})
     assert config.layer_types == ["sliding_attention"] * 3
-    assert set(spec.layer_kinds) == {"local"}
+    assert set(spec.layer_kinds) == {"local"} and spec.attention.compression is None
     assert spec.moe.hash_layers == tuple(
         i for i, kind in enumerate(config.mlp_layer_types) if kind == "hash_moe") == (0, 1)
+    # compress_ratios 4 and 128 name CSA and HCA layers; compress_rate_csa and
+    # compress_rate_hca fold into compress_rates
+    fields = {"num_hidden_layers": 4, "compress_ratios": [128, 4, 0, 4, 128, 0],
+              "compress_rate_csa": 2, "compress_rate_hca": 8}
+    config = transformers.DeepseekV4Config(**fields)
+    compression = calc.spec_from_hf_config({"model_type": "deepseek_v4", **fields}
+                                           ).attention.compression
+    assert compression.sparse_layers == tuple(
+        i for i, kind in enumerate(config.layer_types) if kind == "compressed_sparse_attention"
+    ) == (1, 3)
+    assert compression.heavy_layers == tuple(
+        i for i, kind in enumerate(config.layer_types) if kind == "heavily_compressed_attention"
+    ) == (0,)
+    assert (compression.sparse_rate, compression.heavy_rate) == (
+        config.compress_rates["compressed_sparse_attention"],
+        config.compress_rates["heavily_compressed_attention"]) == (2, 8)
 
 
 @pytest.mark.parametrize("changes, message", [

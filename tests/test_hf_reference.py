@@ -1259,7 +1259,7 @@ def test_random_zamba_configs_match_transformers(config, seq_len):
         assert_matches(spec, exported, seq_len)
 
 
-# ---- deepseek_v4 (its sliding layers; the compressed ones are refused) -------------------------
+# ---- deepseek_v4 -------------------------------------------------------------------------------
 @st.composite
 def _deepseek_v4_configs(draw) -> dict:
     return {"model_type": "deepseek_v4", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
@@ -1269,14 +1269,22 @@ def _deepseek_v4_configs(draw) -> dict:
 @settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_deepseek_v4_configs(), st.integers(1, MIN_WINDOW))
 def test_random_deepseek_v4_configs_match_transformers_and_export_back(config, seq_len):
-    """DeepseekV4Attention on sliding layers (queries through q_lora_rank with a weighted and
-    a weightless norm, one key-and-value head with its norm, sinks, o_groups blocks to
-    o_lora_rank then o_b_proj), DeepseekV4SparseMoeBlock with its hash_moe layers (by
-    mlp_layer_types, num_hash_layers or the default 3) and the mHC streams, against
-    transformers within the window (where its mask and calc's window agree)."""
+    """DeepseekV4Attention (queries through q_lora_rank with a weighted and a weightless norm,
+    one key-and-value head with its norm, sinks, o_groups blocks to o_lora_rank then o_b_proj)
+    on sliding, CSA and HCA layers (DeepseekV4CSACompressor with its DeepseekV4Indexer,
+    DeepseekV4HCACompressor, their entries beside the window's keys), DeepseekV4SparseMoeBlock
+    with its hash_moe layers (by mlp_layer_types, num_hash_layers or the default 3) and the mHC
+    streams, against transformers within the window (where its mask and calc's window agree);
+    calc's reference model of the same spec counts as calc's formulas do."""
     spec = spec_from_hf_config(config)
     types = config.get("mlp_layer_types") or (
         ["hash_moe"] * config.get("num_hash_layers", 3) + ["moe"] * 3)[:len(spec.ffn_kinds)]
     assert spec.moe.hash_layers == tuple(i for i, t in enumerate(types) if t == "hash_moe")
+    comp = spec.attention.compression
+    for kind, layers in (("compressed_sparse_attention", comp.sparse_layers if comp else ()),
+                         ("heavily_compressed_attention", comp.heavy_layers if comp else ())):
+        assert layers == tuple(i for i, t in enumerate(config["layer_types"]) if t == kind)
     assert_matches(spec, config, seq_len)
+    report = verify(spec, seq_len=seq_len)
+    assert all(check.match for check in report.params + report.flops)
     exported_as(spec, "deepseek_v4")

@@ -82,8 +82,10 @@ from calc.symbols import (
     L_att2,
     L_chk,
     L_chk2,
+    L_csa,
     L_dn,
     L_gr,
+    L_hca,
     L_idx,
     L_la,
     L_loc,
@@ -122,6 +124,8 @@ from calc.symbols import (
     i_shared_gate,
     k,
     n_au,
+    m_csa,
+    m_hca,
     n_hc,
     w,
 )
@@ -200,20 +204,58 @@ CROSS_KEYS = 2 * T * T_img
 # The image tokens' keys and values: each sequence's T_img tokens through W_K and W_V once per
 # cross-attention layer, a cost per sequence that its T tokens share.
 IMAGE_KV_PER_SEQUENCE = FMA * L_xa * T_img * params.CROSS_ATTENTION_WEIGHTS["cross_attention/kv"]
+
+
+def _compressed_per_sequence(rate: sympy.Expr, cap: sympy.Expr | None = None) -> sympy.Expr:
+    """Twice the (query, compressed entry) pairs of one sequence of T tokens on a DeepSeek-V4
+    compressed layer pooling `rate` tokens an entry, a query seeing at most `cap` entries.
+
+    Query i (1-based) sees the ⌊i/m⌋ entries whose windows it has passed (the causal_threshold
+    (position + 1) // compress_rate of modeling_deepseek_v4.py); under the full convention every
+    query sees all ⌊T/m⌋. Causal, uncapped: with q = ⌊T/m⌋ and r = T − m·q, Σ ⌊i/m⌋ =
+    m·q(q − 1)/2 + q(r + 1); capped at K the queries past i = K·m − 1 see K each."""
+    m = rate
+    full = 2 * T * (sympy.floor(T / m) if cap is None else sympy.Min(cap, sympy.floor(T / m)))
+
+    def causal(t: sympy.Expr) -> sympy.Expr:  # 2·Σ_{i ≤ t} ⌊i/m⌋
+        q = sympy.floor(t / m)
+        return m * q * (q - 1) + 2 * q * (t - m * q + 1)
+
+    if cap is None:
+        return i_causal * causal(T) + (1 - i_causal) * full
+    seen = sympy.Min(T, cap * m - 1)  # the queries that see fewer than `cap` entries
+    return i_causal * (causal(seen) + 2 * cap * (T - seen)) + (1 - i_causal) * full
+
+
+# DeepSeek-V4's compressed layers (calc.spec.attention.CompressionSpec) add to their window's
+# keys the compressed entries a query sees: an HCA layer's all of them, QKᵀ and A·V as any key
+# (one head of d_qk that is both key and value); a CSA layer's the min(K_I, entries seen) its
+# indexer selects, and the indexer scores every entry seen, h_I·(d_I + 1) per doubled pair as
+# DSA's does.
+COMPRESSED_PAIR = h * (d_qk + d_v)
+COMPRESSED_SCORES_PER_SEQUENCE = (
+    L_hca * COMPRESSED_PAIR * _compressed_per_sequence(m_hca)
+    + L_csa * (COMPRESSED_PAIR * _compressed_per_sequence(m_csa, K_I)
+               + INDEXER_PAIR * _compressed_per_sequence(m_csa)))
 ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
                                  + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
-                                 + L_sb * PAIR * _keys_per_sequence(T))
+                                 + L_sb * PAIR * _keys_per_sequence(T)
+                                 + COMPRESSED_SCORES_PER_SEQUENCE)
 CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
 GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
 CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
-INFERENCE_ATTENTION_PER_TOKEN = FMA * PAIR * (
+INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
     (L_GLOBAL - L_GLOBAL2) * GLOBAL_SEEN + (L_loc - L_loc2) * sympy.Min(T, w)
     + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
     L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
 ) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T + FMA * L_xa * CROSS_PAIR * T_img
+    # DeepSeek-V4: the ⌊T/m⌋ compressed entries of a token at context T
+    + FMA * L_hca * COMPRESSED_PAIR * sympy.floor(T / m_hca)
+    + FMA * L_csa * (COMPRESSED_PAIR * sympy.Min(K_I, sympy.floor(T / m_csa))
+                     + INDEXER_PAIR * sympy.floor(T / m_csa)))
 
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
@@ -221,7 +263,11 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # the L_kvs layers that read earlier keys and values compute no W_K/W_V products
     **{key: FMA * expr for key, expr in params.attention_totals(
         MATMUL_PER_LAYER, params.KV_OWN_WEIGHTS).items()},
-    **{key: FMA * L_idx * expr for key, expr in params.INDEXER_WEIGHTS.items()},
+    **{key: FMA * (L_idx * expr + params.COMPRESSION_WEIGHTS[key])
+       for key, expr in params.INDEXER_WEIGHTS.items()},
+    # DeepSeek-V4's compressors: kv_proj and gate_proj per token (the pooling, a softmax-weighted
+    # sum over each window, is elementwise: 0, as norms)
+    "attention/compressor": FMA * params.COMPRESSION_WEIGHTS["attention/compressor"],
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,
     "mamba/scan": L_ssm * mixers.MAMBA_SCAN,

@@ -10,7 +10,12 @@ short-convolution layers keep no keys but a fixed state per sequence (Gu & Dao 2
 recurrent state"), which the cache holds at the same bytes per element, split over the K GPUs.
 DeepSeek Sparse Attention's indexer caches one key of d_I per token in each layer that has an
 indexer (transformers' DynamicIndexedLayer, cache.update_indexer in modeling_deepseek_v32.py),
-at the cache's bytes per element, held like MLA's latent on every GPU.
+at the cache's bytes per element, held like MLA's latent on every GPU. DeepSeek-V4's compressed
+layers (attention.compression) keep beside their window the ⌊T/m⌋ entries their compressor has
+made, one d_qk-wide key that is its own value each, and a CSA layer its indexer's ⌊T/m⌋ keys of
+d_I (DeepseekV4HCACache and DeepseekV4CSACache's compressed_kv), held on every GPU as the one KV
+head is; the tokens a compressor holds until its window is whole (fewer than m) and CSA's
+overlap state are not counted.
 
 Time (the roofline of Williams et al. 2009): a step takes the longer of its FLOPs at the dense
 peak R and its bytes at the bandwidth BW, each derated by a utilisation (u, u_bw; 1 = the bound
@@ -46,8 +51,10 @@ from calc.symbols import (
     L_att2,
     L_chk,
     L_chk2,
+    L_csa,
     L_dn,
     L_gr,
+    L_hca,
     L_idx,
     L_kvs,
     L_kvs2,
@@ -98,6 +105,8 @@ from calc.symbols import (
     k_gr,
     k_s,
     k_sc,
+    m_csa,
+    m_hca,
     q_kv,
     q_w,
     r_kv,
@@ -158,11 +167,14 @@ KV_COPIES2 = K * h_g2 / ((1 - i_mla) * h_kv2 + i_mla)
 # b sequences at context T, over all K GPUs (each GPU holds 1/K of it): keys and values, and
 # the recurrent states (at the same bytes each)
 INDEXER_KEYS = L_idx * d_I * T  # DSA: the indexer's keys of one sequence, all its layers
+# DeepSeek-V4: the compressed entries of one sequence, all its CSA and HCA layers
+COMPRESSED_ENTRIES = (L_hca * d_qk * sympy.floor(T / m_hca)
+                      + L_csa * (d_qk + d_I) * sympy.floor(T / m_csa))
 # The shared block (calc.spec.layers.SharedBlockSpec) caches its keys and values at each of its
 # L_sb depths, all T tokens (transformers' cache.update with the hybrid layer's index).
 SHARED_BLOCK_TOKEN_LAYERS = L_sb * T
 KV_CACHE = q_kv * b * ((KV_WIDTH * (KV_TOKEN_LAYERS + SHARED_BLOCK_TOKEN_LAYERS)
-                        + INDEXER_KEYS) * KV_COPIES
+                        + INDEXER_KEYS + COMPRESSED_ENTRIES) * KV_COPIES
                        + KV_WIDTH2 * KV_TOKEN_LAYERS2 * KV_COPIES2 + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
 # Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
@@ -180,9 +192,11 @@ DECODE_STEP = sympy.Max(DECODE_COMPUTE, DECODE_MEMORY, evaluate=False)
 
 INFERENCE: dict[str, sympy.Expr] = {
     "weights": WEIGHTS,
-    # before any window caps it; DSA's indexer keys included
+    # before any window caps it; DSA's indexer keys included, and DeepSeek-V4's compressed
+    # entries as their share of a token (one per m)
     "kv_cache_per_token": q_kv * ((L_att - L_att2 - (L_kvs - L_kvs2) + L_sb) * KV_WIDTH
-                                  + (L_att2 - L_kvs2) * KV_WIDTH2 + L_idx * d_I),
+                                  + (L_att2 - L_kvs2) * KV_WIDTH2 + L_idx * d_I
+                                  + L_hca * d_qk / m_hca + L_csa * (d_qk + d_I) / m_csa),
     "kv_cache": KV_CACHE,
     # the recurrent states among it, the same at any context
     "state_cache": q_kv * b * STATE_ELEMENTS,

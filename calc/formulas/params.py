@@ -29,10 +29,12 @@ from calc.symbols import (
     L,
     L_att,
     L_att2,
+    L_csa,
     L_dense,
     L_dn,
     L_dw,
     L_gr,
+    L_hca,
     L_idx,
     L_kvs,
     L_kvs2,
@@ -118,6 +120,8 @@ from calc.symbols import (
     i_sub,
     i_tied,
     k,
+    m_csa,
+    m_hca,
     n_act,
     n_au,
     n_hc,
@@ -241,6 +245,25 @@ NORM_GATE_WEIGHTS: dict[str, sympy.Expr] = {"norm_gates": 2 * d * r_ng}
 INDEXER_WEIGHTS: dict[str, sympy.Expr] = {"attention/indexer": r_q * h_I * d_I + d * d_I + d * h_I}
 INDEXER: dict[str, sympy.Expr] = {"attention/indexer": INDEXER_WEIGHTS["attention/indexer"]
                                   + 2 * d_I}
+
+# DeepSeek-V4's compressed attention (calc.spec.attention.CompressionSpec; transformers 5.24.0
+# modeling_deepseek_v4.py). A CSA layer's DeepseekV4CSACompressor: kv_proj and gate_proj
+# d → 2·d_qk (two overlapping series, Ca and Cb) without bias, position_bias m × 2·d_qk, kv_norm
+# a DeepseekV4RMSNorm(d_qk) with γ; its DeepseekV4Indexer: the same compressor at 2·d_I (kv_proj,
+# gate_proj, position_bias m × 2·d_I, kv_norm d_I), q_b_proj r_q → h_I·d_I from the attention's
+# query latent and its DeepseekV4IndexerScorer's weights_proj d → h_I, without bias. An HCA
+# layer's DeepseekV4HCACompressor: kv_proj and gate_proj d → d_qk, position_bias m' × d_qk,
+# kv_norm d_qk. Their rotary embeddings hold buffers only.
+COMPRESSION_WEIGHTS: dict[str, sympy.Expr] = {
+    "attention/compressor": L_csa * 2 * d * 2 * d_qk + L_hca * 2 * d * d_qk,
+    "attention/indexer": L_csa * (2 * d * 2 * d_I + r_q * h_I * d_I + d * h_I),
+}
+COMPRESSION: dict[str, sympy.Expr] = {
+    "attention/compressor": COMPRESSION_WEIGHTS["attention/compressor"]
+    + L_csa * (m_csa * 2 * d_qk + d_qk) + L_hca * (m_hca * d_qk + d_qk),
+    "attention/indexer": COMPRESSION_WEIGHTS["attention/indexer"]
+    + L_csa * (m_csa * 2 * d_I + d_I),
+}
 
 # Hyper-connections (Zhu et al. 2024, arXiv 2409.19606): n_hc residual streams of width d. A
 # map before each sublayer (the mixer's and the FFN's: two per layer) reads the n_hc·d values
@@ -520,9 +543,14 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     the once-per-model terms."""
     totals = attention_totals(attention)
     totals["attention/o"] += LAST_OUT_BIAS
+    # DeepSeek-V4's compressors and CSA indexers, summed over their layers already; the CSA
+    # indexer is attention/indexer as DSA's is
+    totals["attention/compressor"] = COMPRESSION["attention/compressor"]
+    parts = {key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()}
+    parts["attention/indexer"] += COMPRESSION["attention/indexer"]
     out = {
         **totals,
-        **{key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()},
+        **parts,
         **{key: over_dense_layers(expr) for key, expr in DENSE_FFN.items()},
         **{key: L_moe * expr for key, expr in per_moe_layer.items()},
         **SHARED_BLOCK,

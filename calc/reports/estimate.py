@@ -260,6 +260,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
                                                     scans=bool(set(spec.mixer_kinds) - {
                                                         "attention", "cross_attention"}),
                                                     sparse=spec.attention.indexer is not None,
+                                                    compressed=spec.attention.compression
+                                                    is not None,
                                                     differential=spec.attention.differential,
                                                     shared=spec.shared_block is not None,
                                                     per_layer=spec.per_layer_embeddings
@@ -274,13 +276,16 @@ def _conventions(attention: str, training: TrainingReport | None,
                  finetune: FineTuneBlock | None = None, scans: bool = False,
                  sparse: bool = False, differential: bool = False,
                  shared: bool = False, per_layer: bool = False,
-                 cross: bool = False, altup: bool = False) -> list[str]:
+                 cross: bool = False, altup: bool = False,
+                 compressed: bool = False) -> list[str]:
     """The convention sentences of a report counted under `attention` (and `scans`: the model
     has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
+    `compressed`: DeepSeek-V4's compressed layers;
     `differential`: differential attention; `shared`: a shared block; `per_layer`: per-layer
     embeddings; `cross`: cross-attention layers; `altup`: Gemma 3n's AltUp or LAuReL)."""
     lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
              *([counting.SPARSE_ATTENTION] if sparse else []),
+             *([counting.COMPRESSED_ATTENTION] if compressed else []),
              *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
              *([counting.SHARED_BLOCK] if shared else []),
              *([counting.PER_LAYER_EMBEDDINGS] if per_layer else []),

@@ -108,6 +108,13 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     n = spec.layer_counts
     window = (f"; {n['local']} sliding-window layers keep at most "
               f"w = {spec.attention.sliding_window:,} tokens" if n["local"] else "")
+    comp = spec.attention.compression
+    if comp is not None:  # DeepSeek-V4: each compressor's entries, one per m tokens
+        window += (f"; of them {spec.n_sparse_layers} CSA and {spec.n_heavy_layers} HCA layers "
+                   f"keep beside their window one compressed entry of d_qk per "
+                   f"{comp.sparse_rate:,} and {comp.heavy_rate:,} tokens (CSA also its "
+                   f"indexer's key of d_I), held on every GPU; the tokens a compressor holds "
+                   f"until its window is whole are not counted")
     if n["chunked"]:
         window += (f"; {n['chunked']} chunked layers keep at most a chunk of "
                    f"{spec.attention.chunk_size:,} tokens")

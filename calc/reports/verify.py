@@ -42,6 +42,10 @@ CONVENTIONS = [
     "backward has none of the indexer's products (its projections and its scores over every "
     "key); the backward check leaves them out. calc's training FLOPs count the indexer as "
     "trained (3 × forward), as by a loss of its own.",
+    "DeepSeek-V4's compressed layers: the CSA indexer's selection passes no gradient either "
+    "(its compressor, projections and scores over the entries), nor does a compressor before "
+    "its first whole window (no entry reads its projections); the backward check leaves them "
+    "out, and calc's training FLOPs count them as trained.",
     "MoE: each token goes to exactly top-k experts (the router's top-k on real tensors, a "
     "balanced assignment on the meta device, which has no values).",
 ]
@@ -162,13 +166,28 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
 
 
 def _selection(spec: ModelSpec, by_component: dict[str, int], t: int, batch: int) -> int:
-    """The forward FLOPs of DSA's indexers (their projections, and their scores q·k and head sum
-    over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair), which have no backward."""
-    indexer = spec.attention.indexer
-    if indexer is None:
-        return 0
-    scores = 2 * indexer.n_heads * (indexer.head_dim + 1) * t * t * batch
-    return by_component.get("attention/indexer", 0) + spec.n_indexer_layers * scores
+    """The forward FLOPs no gradient reaches: DSA's indexers (their projections, and their
+    scores q·k and head sum over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair);
+    DeepSeek-V4's CSA indexers (the same over the ⌊t/m⌋ entries) and its compressors while t
+    is shorter than their window (they make no entry)."""
+    att = spec.attention
+    indexer, comp = att.indexer, att.compression
+    total = 0
+    if indexer is not None:
+        scores = 2 * indexer.n_heads * (indexer.head_dim + 1) * t * t * batch
+        total += by_component.get("attention/indexer", 0) + spec.n_indexer_layers * scores
+    if comp is not None:
+        if comp.indexer is not None:
+            entries = t // comp.sparse_rate
+            scores = 2 * comp.indexer.n_heads * (comp.indexer.head_dim + 1) * t * entries * batch
+            total += by_component.get("attention/indexer", 0) + spec.n_sparse_layers * scores
+        # kv_proj and gate_proj, d → 2·d_qk on a CSA layer, d → d_qk on an HCA one
+        projection = 2 * 2 * spec.d_model * spec.head_dim_qk * t * batch
+        if t < comp.sparse_rate:
+            total += spec.n_sparse_layers * 2 * projection
+        if t < comp.heavy_rate:
+            total += spec.n_heavy_layers * projection
+    return total
 
 
 def hf_seq_len(spec: ModelSpec, seq_len: int) -> int:

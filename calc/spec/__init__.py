@@ -32,6 +32,7 @@ _LAZY = {
     "FFNSpec": "calc.spec.ffn:FFNSpec",
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",
+    "CompressionSpec": "calc.spec.attention:CompressionSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",
     "LayersSpec": "calc.spec.layers:LayersSpec",

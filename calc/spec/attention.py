@@ -103,6 +103,58 @@ class KindShape(Frozen):
                           "head_dim or v_head_dim")
 
 
+class CompressionSpec(Frozen):
+    """DeepSeek-V4's compressed attention (transformers 5.24.0 modeling_deepseek_v4.py; the
+    DeepSeek-V4 report §2.3): on some of its sliding layers a compressor pools the keys of each
+    `rate` tokens into one entry that joins the window's keys. A compressed sparse layer (CSA,
+    DeepseekV4CSACompressor) pools windows of sparse_rate tokens, overlapping by one window
+    (kv_proj and gate_proj d → 2·d_qk, position_bias sparse_rate × 2·d_qk, kv_norm d_qk), and
+    its lightning indexer (`indexer`: DeepseekV4Indexer, keys pooled the same way at 2·d_I, its
+    queries from attention.q_lora_rank's latent, a weight per head from the residual) picks
+    `indexer.topk` of the entries for each query. A heavily compressed layer (HCA,
+    DeepseekV4HCACompressor) pools windows of heavy_rate tokens (kv_proj and gate_proj
+    d → d_qk, position_bias heavy_rate × d_qk, kv_norm d_qk) and every entry joins."""
+
+    sparse_layers: tuple[int, ...] = Field(
+        (), max_length=MAX_LAYERS,
+        description="0-based sliding layers with compressed sparse attention (CSA: layer_types "
+                    "compressed_sparse_attention)")
+    sparse_rate: int = Field(
+        4, ge=1, le=MAX_TOKENS_CONTEXT,
+        description="tokens pooled into one compressed entry on the CSA layers "
+                    "(compress_rates[\"compressed_sparse_attention\"])")
+    heavy_layers: tuple[int, ...] = Field(
+        (), max_length=MAX_LAYERS,
+        description="0-based sliding layers with heavily compressed attention (HCA: layer_types "
+                    "heavily_compressed_attention)")
+    heavy_rate: int = Field(
+        128, ge=1, le=MAX_TOKENS_CONTEXT,
+        description="tokens pooled into one compressed entry on the HCA layers "
+                    "(compress_rates[\"heavily_compressed_attention\"])")
+    indexer: IndexerSpec | None = Field(
+        None, description="the CSA layers' lightning indexer: its heads, width and the entries "
+                          "each query attends to (index_n_heads, index_head_dim, index_topk); "
+                          "needed with sparse_layers")
+
+    @model_validator(mode="after")
+    def _layers(self) -> CompressionSpec:
+        both = set(self.sparse_layers) & set(self.heavy_layers)
+        if both:
+            raise ValueError(f"attention.compression: layer {min(both)} is in both "
+                             f"sparse_layers and heavy_layers")
+        for name in ("sparse_layers", "heavy_layers"):
+            layers = getattr(self, name)
+            if len(set(layers)) != len(layers):
+                raise ValueError(f"attention.compression.{name}: a layer is listed twice")
+        if bool(self.sparse_layers) != (self.indexer is not None):
+            raise ValueError("attention.compression.indexer is the CSA layers' own: give it "
+                             "with sparse_layers, and only then")
+        if self.indexer is not None and self.indexer.shared_layers:
+            raise ValueError("attention.compression.indexer.shared_layers: every CSA layer "
+                             "has its own indexer")
+        return self
+
+
 class AttentionSpec(Frozen):
     """Self-attention: heads, KV sharing, biases, QK-norm, windows, or MLA."""
 
@@ -185,6 +237,9 @@ class AttentionSpec(Frozen):
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
                           "attends to (needs attention.mla with q_lora_rank)")
+    compression: CompressionSpec | None = Field(
+        None, description="compressed keys beside the window on some sliding layers "
+                          "(DeepSeek-V4's CSA and HCA layers)")
     kind_shapes: dict[AttentionKind, KindShape] = Field(
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
@@ -256,6 +311,8 @@ class AttentionSpec(Frozen):
         if not self.q_norm_weights and (self.qk_norm != "head" or not self.qk_norm_weights):
             raise ValueError("attention.q_norm_weights=false needs qk_norm='head' with "
                              "qk_norm_weights=true (only the query norm loses its weight)")
+        if self.compression is not None:
+            self._check_compression()
         if self.kv_cached_once and not self.k_eq_v:
             raise ValueError("attention.kv_cached_once=true needs attention.k_eq_v=true (only "
                              "keys that are the values can be cached once)")
@@ -303,6 +360,21 @@ class AttentionSpec(Frozen):
         if "global" not in self.pattern:
             raise ValueError("attention.indexer sits on the global layers: "
                              "attention.layer_pattern has none")
+
+    def _check_compression(self) -> None:
+        """The compressed entries are one head of d_qk that is both key and value, as
+        DeepSeek-V4's kv is; CSA's indexer reads the query latent (q_residual)."""
+        assert self.compression is not None
+        if self.n_kv_heads != 1 or not self.k_eq_v or self.mla is not None:
+            raise ValueError("attention.compression needs one key-and-value head "
+                             "(attention.n_kv_heads=1, k_eq_v=true, no mla): a compressed "
+                             "entry is both")
+        if self.compression.sparse_layers and self.q_lora_rank is None:
+            raise ValueError("attention.compression.sparse_layers needs attention.q_lora_rank: "
+                             "the CSA indexer's queries come from the query latent")
+        if self.indexer is not None or self.kind_shapes or self.experts is not None:
+            raise ValueError("attention.compression is not defined with attention.indexer, "
+                             "attention.kind_shapes or attention.experts")
 
     def _check_low_rank(self) -> None:
         """DeepSeek-V4's low-rank queries and grouped output projection, on MHA/GQA/MQA

@@ -542,6 +542,14 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
             f"lora_targets=gate: {spec.name}'s MLA attention has an output gate of its own "
             f"named gate_proj (HunYuan V4), which PEFT's gate_proj adapts beside the FFN's and "
             f"calc does not count; name targets from {', '.join(t for t in shapes if t != 'gate')}")
+    if "gate" in targets and att.compression is not None and spec.n_attention_layers:
+        # modeling_deepseek_v4.py: DeepseekV4CSACompressor, DeepseekV4HCACompressor and
+        # DeepseekV4Indexer each hold a gate_proj (d → the pooling gates), which PEFT's
+        # gate_proj selects beside the FFN's
+        raise CalcError(
+            f"lora_targets=gate: {spec.name}'s compressors (attention.compression) have gate "
+            f"projections named gate_proj, which PEFT's gate_proj adapts beside the FFN's and "
+            f"calc does not count; name targets from {', '.join(t for t in shapes if t != 'gate')}")
     for target in targets:
         if target not in shapes:
             raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection "

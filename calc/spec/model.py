@@ -265,6 +265,8 @@ class ModelSpec(Frozen):
             raise ValueError(f"prediction_head is d_model wide; d_embedding="
                              f"{self.d_embedding} (a head of another width) is not defined "
                              f"with it")
+        if att.compression is not None:
+            self._check_compression()
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:
@@ -532,6 +534,33 @@ class ModelSpec(Frozen):
             if i == attending[0]:
                 raise ValueError(f"attention.indexer.shared_layers: layer {i} is the first "
                                  f"global attention layer; no earlier indexer picks its keys")
+
+    def _check_compression(self) -> None:
+        """DeepSeek-V4's compressed layers are sliding attention layers (their keys are the
+        window's and the compressed entries), without a multi-token-prediction block."""
+        compression = self.attention.compression
+        assert compression is not None
+        kinds = self.attention_kinds
+        for name in ("sparse_layers", "heavy_layers"):
+            for i in getattr(compression, name):
+                if i >= self.n_layers or kinds[i] != "local":
+                    raise ValueError(f"attention.compression.{name}: layer {i} is not a local "
+                                     f"(sliding) attention layer of the {self.n_layers}")
+        if self.mtp_modules:
+            raise ValueError("mtp_modules: a multi-token-prediction block's attention is not "
+                             "defined with attention.compression")
+
+    @property
+    def n_sparse_layers(self) -> int:
+        """DeepSeek-V4's compressed sparse attention (CSA) layers (0 without compression)."""
+        compression = self.attention.compression
+        return len(compression.sparse_layers) if compression else 0
+
+    @property
+    def n_heavy_layers(self) -> int:
+        """DeepSeek-V4's heavily compressed attention (HCA) layers (0 without compression)."""
+        compression = self.attention.compression
+        return len(compression.heavy_layers) if compression else 0
 
     @property
     def n_indexer_layers(self) -> int:

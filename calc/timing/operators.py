@@ -138,7 +138,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x),
         # replicated like a router: a TP split of them is not priced
         Matmul("attention/indexer", flops["attention/indexer"],
-               _indexer_width(spec), d, spec.n_indexer_layers, "none"),
+               _indexer_width(spec), d, spec.n_indexer_layers or spec.n_sparse_layers, "none"),
+        # DeepSeek-V4's compressors (kv_proj and gate_proj, d → 2·2·d_qk on a CSA layer,
+        # d → 2·d_qk on an HCA one), replicated like the indexer
+        *_compressor_matmuls(spec, flops),
         *mixer_matmuls(spec, flops),
         *_hyper_connection_matmuls(spec, flops),
         *_norm_gate_matmuls(spec, flops),
@@ -351,9 +354,28 @@ def _shared_block_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matm
 
 
 def _indexer_width(spec: ModelSpec) -> int:
-    """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights."""
+    """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights; of
+    DeepSeek-V4's CSA indexer: h_I·d_I queries, its compressor's keys and gates (2·d_I each),
+    h_I weights."""
     indexer = spec.attention.indexer
-    return indexer.n_heads * (indexer.head_dim + 1) + indexer.head_dim if indexer else 0
+    if indexer is not None:
+        return indexer.n_heads * (indexer.head_dim + 1) + indexer.head_dim
+    comp = spec.attention.compression
+    csa = comp.indexer if comp is not None else None
+    return csa.n_heads * (csa.head_dim + 1) + 4 * csa.head_dim if csa is not None else 0
+
+
+def _compressor_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """DeepSeek-V4's compressors, the CSA layers' and the HCA layers' apart: their shares of
+    attention/compressor by their projections' widths (4·d_qk and 2·d_qk out of d)."""
+    sparse, heavy = spec.n_sparse_layers, spec.n_heavy_layers
+    if not sparse + heavy:
+        return []
+    d, width = spec.d_model, spec.head_dim_qk
+    total = flops["attention/compressor"]
+    csa = total * 2 * sparse / (2 * sparse + heavy)
+    return [Matmul("attention/compressor", csa, 4 * width, d, sparse, "none"),
+            Matmul("attention/compressor", total - csa, 2 * width, d, heavy, "none")]
 
 
 def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:

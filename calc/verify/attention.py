@@ -7,7 +7,9 @@ head's output by sigmoid(x W_G), per channel or per head; DeepSeek Sparse Attent
 attend to the keys the indexer selects (calc.verify.indexer); differential attention weighs
 two KV heads' values side by side by each map and subtracts λ × the second half of the heads'
 outputs from the first's (DifferentialLambda). DeepSeek-V4's queries come through a latent
-(attention.q_lora_rank) and its W_O is grouped (GroupedOutput).
+(attention.q_lora_rank) and its W_O is grouped (GroupedOutput); its compressed layers attend to
+their window's keys and, in one softmax, to a compressor's entries (calc.verify.compressor):
+all of them on an HCA layer, those the CSA indexer selects on a CSA layer.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from calc.spec import ModelSpec
+from calc.verify.compressor import CompressedIndexer, Compressor, select_entries, visible
 from calc.verify.indexer import Indexer, attend_selected, select
 from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
@@ -84,7 +87,7 @@ class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
     def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True,
-                 out_bias: bool = False):
+                 out_bias: bool = False, compressed: str = ""):
         super().__init__()
         tag(self, "attention/scores")
         spec = spec.for_kind(kind)  # this kind's head shapes (attention.kind_shapes)
@@ -183,6 +186,21 @@ class Attention(nn.Module):
         # by the model; a plain tuple, not a submodule), and what a producer kept of its own
         self.kv_source: tuple[Attention, ...] = ()
         self.kept: tuple[Tensor, Tensor] | None = None
+        # DeepSeek-V4: a CSA ("sparse") or HCA ("heavy") layer's compressor, and the CSA
+        # layer's indexer; the entries and the selection of this forward
+        comp = att.compression
+        self.compressor = self.compressed_indexer = None
+        self.rate = 1
+        if compressed and comp is not None:
+            sparse = compressed == "sparse"
+            self.rate = comp.sparse_rate if sparse else comp.heavy_rate
+            self.compressor = Compressor(d, self.d_qk, self.rate, sparse, "attention/compressor")
+            if sparse and comp.indexer is not None and att.q_lora_rank is not None:
+                ix = comp.indexer
+                self.compressed_indexer = CompressedIndexer(
+                    d, att.q_lora_rank, ix.n_heads, ix.head_dim, ix.topk, self.rate)
+        self.entries: Tensor | None = None
+        self.chosen: Tensor | None = None
 
     def _heads(self, x: Tensor, n: int) -> Tensor:
         b, t, _ = x.shape
@@ -191,6 +209,8 @@ class Attention(nn.Module):
     def _mha(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         if self.expert_q is not None:
             q, self._routing = self.expert_q(x)
+        elif self.compressor is not None:  # DeepSeek-V4's compressed layers
+            q = self._compress(x, positions)
         else:
             q = self.q(x)
         if self.qk_norm == "projection":
@@ -207,6 +227,57 @@ class Attention(nn.Module):
             k = k.repeat_interleave(self.h // self.h_kv, dim=1)
             v = v.repeat_interleave(self.h // self.h_kv, dim=1)
         return q, k, v
+
+    def _compress(self, x: Tensor, positions: Tensor) -> Tensor:
+        """The queries, this forward's compressed entries [B, 1, n, d_qk] and, on a CSA layer,
+        the entries each query attends to [B, T, K] (the indexer reads the query latent)."""
+        assert self.compressor is not None
+        self.entries = self.compressor(x)[:, None]
+        if self.compressed_indexer is None:
+            return self.q(x)
+        latent = self.q[1](self.q[0](x))  # q_a_proj, q_a_norm: the indexer's q_residual
+        self.chosen = select_entries(self.compressed_indexer,
+                                     *self.compressed_indexer(x, latent))
+        return self.q[2](latent)
+
+    def _attend_compressed(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        """The window's keys and the entries in one softmax: QKᵀ and A·V over the window (as
+        _attend) and over all the entries (HCA) or the chosen ones (CSA), an entry being its
+        own value; the entries a query has not passed yet are masked."""
+        entries = self.entries
+        assert entries is not None and self.window is not None
+        b, _, t, _ = q.shape
+        n, w = entries.shape[2], min(self.window, t)
+        scale = 1.0 / math.sqrt(self.d_qk)
+        position = torch.arange(t, device=q.device)
+        if self.window >= t:
+            local = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]
+            offsets = position[None, :] - position[:, None]
+            hidden_local = offsets > 0
+        else:
+            keys = F.pad(k, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_qk, w]
+            local = (q.unsqueeze(-2) @ keys).squeeze(-2) * scale  # [B, h, T, w]
+            hidden_local = (position[:, None] + torch.arange(1 - w, 1, device=q.device)) < 0
+        hidden_local = hidden_local[None, None].expand(b, 1, t, -1)
+        if self.chosen is None:  # HCA: every entry
+            far = (q @ entries.transpose(-2, -1)) * scale  # [B, h, T, n]
+            hidden_far = visible(t, n, self.rate, q.device)[None, None].expand(b, 1, t, n)
+        else:  # CSA: the chosen entries of each query
+            batch = torch.arange(b, device=q.device)[:, None, None]
+            picked = entries[:, 0][batch, self.chosen][:, None]  # [B, 1, T, K, d_qk]
+            far = (q.unsqueeze(-2) @ picked.transpose(-2, -1)).squeeze(-2) * scale
+            hidden_far = (self.chosen >= ((position + 1) // self.rate)[None, :, None])[:, None]
+        probs = self._softmax(torch.cat((local, far), dim=-1),
+                              torch.cat((hidden_local, hidden_far), dim=-1))
+        near_p, far_p = probs.split((local.shape[-1], far.shape[-1]), dim=-1)
+        if self.window >= t:
+            out = near_p @ v
+        else:
+            values = F.pad(v, (0, 0, w - 1, 0)).unfold(2, w, 1)  # [B, h, T, d_v, w]
+            out = (near_p.unsqueeze(-2) @ values.transpose(-2, -1)).squeeze(-2)
+        if self.chosen is None:
+            return out + far_p @ entries
+        return out + (far_p.unsqueeze(-2) @ picked).squeeze(-2)
 
     def _own_kv(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """This layer's keys and values [B, h_kv, T, width], kept for the kv-shared layers."""
@@ -360,7 +431,8 @@ class Attention(nn.Module):
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
-        out = self._attend(q, k, v)  # [B, h, T, d_v]; differential: 2·d_v
+        out = (self._attend(q, k, v) if self.compressor is None
+               else self._attend_compressed(q, k, v))  # [B, h, T, d_v]; differential: 2·d_v
         if self.differential is not None:
             out = self.differential(out)  # [B, h/2, T, 2·d_v]
         b, _, t, _ = out.shape

@@ -29,6 +29,12 @@ paths are what FlopCounterMode sees:
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
+- DeepSeek-V4's compressed sparse layers (DeepseekV4CSACompressor, DeepseekV4Attention) fold
+  the compressed entries the indexer did not select into the attention mask (block_bias) and
+  compute QKᵀ and A·V over all ⌊T/m⌋ of them, where calc counts the min(index_topk, ⌊T/m⌋)
+  selected ones; and its indexer's scorer (DeepseekV4IndexerScorer) sums the heads' scores by
+  their weights elementwise, where calc counts that sum as a product, 2·h_I per entry (DSA's
+  indexer does it as a matmul);
 - DiffLlama's differential attention (DiffLlamaAttention) runs two attention calls with the same
   queries and keys, one per half of the values: each QKᵀ map twice, where calc counts it once;
 - a sliding layer scores every key and masks those outside its window (the eager and SDPA
@@ -216,6 +222,14 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         # the global layers only: dots3's sliding layers have no indexer
         total += spec.attention_kinds.count("global") * pair * t * (t - indexer.topk)
         changed.append("DSA: attention over every key, the unselected ones masked")
+    compression = spec.attention.compression
+    if compression is not None and compression.indexer is not None:
+        indexer, entries = compression.indexer, t // compression.sparse_rate
+        pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+        unselected = entries - min(indexer.topk, entries)
+        total += spec.n_sparse_layers * (pair * unselected - FMA * indexer.n_heads * entries) * t
+        changed.append("DeepSeek-V4 CSA: attention over every compressed entry, the unselected "
+                       "ones masked; the indexer's head sum elementwise")
     if spec.attention.differential and hf_config.get("model_type") == "diffllama":
         # DiffLlama has global layers only: each recomputed map is all T² pairs at full
         total += n["attention"] * FMA * spec.attention.n_heads * spec.head_dim_qk * t * t

@@ -259,11 +259,11 @@ class Mixers(nn.Module):
     (Falcon-H1)."""
 
     def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
-                 own_kv: bool = True, out_bias: bool = False):
+                 own_kv: bool = True, out_bias: bool = False, compressed: str = ""):
         super().__init__()
         parts: list[nn.Module] = []
         if mixer in SELF_ATTENTION:
-            parts.append(Attention(spec, kind, indexed, own_kv, out_bias))
+            parts.append(Attention(spec, kind, indexed, own_kv, out_bias, compressed))
         if mixer == "cross_attention":
             parts.append(CrossAttention(spec))
         if "mamba" in mixer:
@@ -310,16 +310,16 @@ class Block(nn.Module):
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
                  out_bias: bool = False, shared: bool = False, hashed: bool = False,
-                 mixer_norm: bool = True):
+                 mixer_norm: bool = True, compressed: str = ""):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
         # the shared block before it or not, its experts picked by hash or not, its mixer's
-        # pre-norm or not)
+        # pre-norm or not, DeepSeek-V4's compressor on it or not: "sparse" CSA, "heavy" HCA)
         self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed,
-                          mixer_norm)
+                          mixer_norm, compressed)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
-        self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias)
+        self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias, compressed)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
         width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
             else 0
@@ -559,9 +559,13 @@ class ReferenceModel(nn.Module):
         block = spec.shared_block
         depths = block.layers if block is not None else ()
         hashed = set(spec.moe.hash_layers) if spec.moe is not None else set()
+        comp = spec.attention.compression
+        compressed = ({**{i: "sparse" for i in comp.sparse_layers},
+                       **{i: "heavy" for i in comp.heavy_layers}} if comp is not None else {})
         self.layers = nn.ModuleList(
             Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
-                  i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm)
+                  i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm,
+                  compressed.get(i, ""))
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set

@@ -264,6 +264,9 @@ AXK1 = ModelType(
 _RATIO_KINDS = {0: "sliding_attention", 4: "compressed_sparse_attention",
                 128: "heavily_compressed_attention"}
 V4_MLP_KINDS = ("hash_moe", "moe")
+# configuration_deepseek_v4.py DeepseekV4Config.default_compress_rates, which __post_init__
+# sets where compress_rates is None
+_DEFAULT_RATES = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
 
 
 def _v4_layer_types(c: HFConfig, layers: int) -> list[str]:
@@ -304,6 +307,48 @@ def _v4_mlp_layer_types(c: HFConfig, layers: int) -> list[str]:
     return types
 
 
+def _v4_rates(c: HFConfig) -> dict[str, Any]:
+    """compress_rates as DeepseekV4Config.__post_init__ settles them: the file's dict, else the
+    defaults (4 and 128), the legacy compress_rate_csa and compress_rate_hca over either."""
+    rates = c["compress_rates"]
+    if rates is None:  # left out or null: the class's default_compress_rates
+        rates = _DEFAULT_RATES
+    if not isinstance(rates, dict):
+        c.fail(f"compress_rates={rates!r} must map compressed_sparse_attention and "
+               f"heavily_compressed_attention to whole numbers")
+    rates = dict(rates)
+    for key, kind in (("compress_rate_csa", "compressed_sparse_attention"),
+                      ("compress_rate_hca", "heavily_compressed_attention")):
+        if c.given(key):
+            rates[kind] = c[key]
+    return rates
+
+
+def _v4_compression(c: HFConfig, types: list[str]) -> dict[str, Any] | None:
+    """attention.compression from the layers' types, compress_rates and the indexer's sizes
+    (None where every layer slides)."""
+    sparse = tuple(i for i, t in enumerate(types) if t == "compressed_sparse_attention")
+    heavy = tuple(i for i, t in enumerate(types) if t == "heavily_compressed_attention")
+    if not sparse and not heavy:
+        return None
+    rates = _v4_rates(c)
+    out: dict[str, Any] = {"sparse_layers": sparse, "heavy_layers": heavy}
+    for layers, kind, name in ((sparse, "compressed_sparse_attention", "sparse_rate"),
+                               (heavy, "heavily_compressed_attention", "heavy_rate")):
+        if not layers:
+            continue
+        rate = rates.get(kind)
+        if isinstance(rate, bool) or not isinstance(rate, int) or rate < 1:
+            c.fail(f"compress_rates[{kind!r}]={rate!r} must be a whole number >= 1 (the "
+                   f"{kind} layers pool that many tokens into one entry)")
+        out[name] = rate
+    if sparse:
+        out["indexer"] = {"n_heads": c.size("index_n_heads"),
+                          "head_dim": c.size("index_head_dim"),
+                          "topk": c.size("index_topk")}
+    return out
+
+
 def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
     # modeling_deepseek_v4.py (transformers 5.24.0). DeepseekV4Attention: queries through a
     # latent (q_a_proj d → q_lora_rank, q_a_norm, q_b_proj → h·head_dim, then q_b_norm, an
@@ -312,8 +357,8 @@ def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
     # says: num_key_value_groups = num_attention_heads), a sink logit per head, and the grouped
     # output projection (o_a_proj: o_groups blocks of h·head_dim/o_groups → o_lora_rank, then
     # o_b_proj o_groups·o_lora_rank → d), no biases (attention_bias builds nothing). Every
-    # layer attends through the sliding-window mask (create_sliding_window_causal_mask); the
-    # compressed layers' compressors are not in the spec. DeepseekV4SparseMoeBlock on every
+    # layer attends through the sliding-window mask (create_sliding_window_causal_mask).
+    # DeepseekV4SparseMoeBlock on every
     # layer: n_routed_experts experts of moe_intermediate_size, the router a bare weight
     # (e_score_correction_bias a buffer; hash_moe layers' DeepseekV4HashRouter keeps the weight
     # and a tid2eid buffer) and one shared DeepseekV4MLP of moe_intermediate_size whatever
@@ -321,22 +366,16 @@ def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
     # biased by mlp_bias as the experts are not. Each layer's two sublayers are wrapped in
     # DeepseekV4HyperConnection (hc_mult streams, with the stream mix), DeepseekV4HyperHead
     # collapses them before the final norm; the MTP layers are not built.
-    # What the compressed layers add, and the spec lacks (same file): DeepseekV4HCACompressor
-    # (kv_proj, gate_proj d → head_dim, position_bias compress_rate × head_dim, kv_norm) and
-    # DeepseekV4CSACompressor (the same at 2·head_dim, kv_norm head_dim) with its
-    # DeepseekV4Indexer (its own compressor at 2·index_head_dim, q_b_proj q_lora_rank →
-    # index_n_heads·index_head_dim, weights_proj d → index_n_heads); their compressed keys
-    # join the window's in the attention. With DeepseekV4Config's other defaults and the
-    # compress_ratios public copies of DeepSeek-V4-Flash's config.json quote (0, 0, then 4 and
-    # 128 in turn: 21 CSA, 20 HCA layers) transformers counts 284,332,230,231 parameters,
-    # 487,194,752 of them the compressors'.
+    # The compressed layers (layer_types compressed_sparse_attention, CSA, and
+    # heavily_compressed_attention, HCA) slide as the others do and add a compressor's keys
+    # (calc.spec.attention.CompressionSpec): DeepseekV4CSACompressor with its DeepseekV4Indexer
+    # (index_n_heads, index_head_dim, index_topk) pooling compress_rates' CSA rate, and
+    # DeepseekV4HCACompressor its HCA rate. With DeepseekV4Config's other defaults and the
+    # compress_ratios of DeepSeek-V4-Flash's config.json (0, 0, then 4 and 128 in turn: 21 CSA,
+    # 20 HCA layers) transformers counts 284,332,230,231 parameters, 487,194,752 of them the
+    # compressors' and indexers'.
     layers = c.size("num_hidden_layers")
-    compressed = sorted({t for t in _v4_layer_types(c, layers) if t != "sliding_attention"})
-    if compressed:
-        c.fail(f"layer_types has {' and '.join(compressed)} layers: their key compressors "
-               f"(CSA/HCA, kv_proj and gate_proj with position_bias, CSA's indexer over the "
-               f"compressed keys) are not in calc's spec; only configs whose layers are all "
-               f"sliding_attention are read")
+    attention_types = _v4_layer_types(c, layers)
     if c.flag("mlp_bias"):
         c.fail("mlp_bias=true biases the shared MLP but not the routed experts; calc's "
                "ffn.bias covers both")
@@ -355,11 +394,35 @@ def _read_deepseek_v4(c: HFConfig) -> dict[str, Any]:
                    "q_norm_weights": False,
                    "q_lora_rank": c.size("q_lora_rank"), "sinks": True,
                    "output_groups": {"groups": groups, "rank": c.size("o_lora_rank")},
-                   "sliding_window": c.size("sliding_window")},
+                   "sliding_window": c.size("sliding_window"),
+                   "compression": _v4_compression(c, attention_types)},
         moe={"n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
              "top_k": top_k(c, "num_experts_per_tok", n_experts, "n_routed_experts"),
              "n_shared_experts": 1, "hash_layers": hashed},
         hyper_connections={"streams": c.size("hc_mult"), "residual_mix": True})
+
+
+def _v4_write_types(spec: ModelSpec) -> list[str]:
+    compression = spec.attention.compression
+    sparse = compression.sparse_layers if compression else ()
+    heavy = compression.heavy_layers if compression else ()
+    return ["compressed_sparse_attention" if i in sparse else
+            "heavily_compressed_attention" if i in heavy else "sliding_attention"
+            for i in range(spec.n_layers)]
+
+
+def _v4_write_rates(spec: ModelSpec) -> dict[str, Any]:
+    compression = spec.attention.compression
+    if compression is None:
+        return {}
+    out: dict[str, Any] = {"compress_rates": {
+        "compressed_sparse_attention": compression.sparse_rate,
+        "heavily_compressed_attention": compression.heavy_rate}}
+    if compression.indexer is not None:
+        out.update(index_n_heads=compression.indexer.n_heads,
+                   index_head_dim=compression.indexer.head_dim,
+                   index_topk=compression.indexer.topk)
+    return out
 
 
 def _write_deepseek_v4(spec: ModelSpec) -> dict[str, Any]:
@@ -376,7 +439,8 @@ def _write_deepseek_v4(spec: ModelSpec) -> dict[str, Any]:
                                             "false (deepseek_v4's one KV head is its keys and "
                                             "its values, cached once)")
     need(set(spec.layer_kinds) == {"local"}, "attention layers that are not all sliding "
-                                            "(deepseek_v4's compressed layers are not read)")
+                                            "(deepseek_v4's layers all slide, its compressed "
+                                            "ones too)")
     need(all(spec.moe_layers), "dense FFN layers (every deepseek_v4 layer is an MoE layer)")
     need(moe.n_shared_experts == 1 and moe.shared_width == moe.d_expert,
          "moe.n_shared_experts/d_shared (deepseek_v4 has one shared MLP of d_expert)")
@@ -385,7 +449,7 @@ def _write_deepseek_v4(spec: ModelSpec) -> dict[str, Any]:
             "o_groups": groups.groups, "o_lora_rank": groups.rank,
             "sliding_window": att.sliding_window, "max_position_embeddings":
                 spec.context_length,
-            "layer_types": ["sliding_attention"] * spec.n_layers,
+            "layer_types": _v4_write_types(spec), **_v4_write_rates(spec),
             "mlp_layer_types": ["hash_moe" if i in moe.hash_layers else "moe"
                                 for i in range(spec.n_layers)],
             "n_routed_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
@@ -397,7 +461,8 @@ DEEPSEEK_V4 = ModelType(
     "deepseek_v4", _read_deepseek_v4, write=_write_deepseek_v4, traits=Traits(moe=True),
     aliases={"num_local_experts": "n_routed_experts"},
     # keywords DeepseekV4Config.__post_init__ pops, not fields
-    getattr_fields=("compress_ratios", "num_hash_layers"),
+    getattr_fields=("compress_ratios", "num_hash_layers", "compress_rate_csa",
+                    "compress_rate_hca"),
     defaults={
         "vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048,
         "num_hidden_layers": 43, "num_attention_heads": 64, "head_dim": 512,
@@ -405,6 +470,8 @@ DEEPSEEK_V4 = ModelType(
         "max_position_embeddings": 1048576, "layer_types": None, "mlp_layer_types": None,
         "hc_mult": 4, "sliding_window": 128, "o_groups": 8, "o_lora_rank": 1024,
         "hidden_act": "silu", "tie_word_embeddings": False, "mlp_bias": False,
+        "compress_rates": None,
+        "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512,
     })
 
 
