@@ -123,9 +123,9 @@ from calc.symbols import (
     i_rel,
     i_shared_gate,
     k,
-    n_au,
     m_csa,
     m_hca,
+    n_au,
     n_hc,
     w,
 )
