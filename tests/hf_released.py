@@ -25,10 +25,3 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
 }
-
-# Default configs calc refuses, naming the part its spec cannot express, which transformers
-# builds: the type is read where a config leaves that part out. tests/test_hf_reference.py
-# checks calc's refusal and transformers' model without the part. (gemma4_text's per-layer
-# embeddings, the part its default has, are calc.spec's per_layer_embeddings now; deepseek_v4's
-# compressed layers, attention.compression.) None at present.
-DEFAULTS_REFUSED_BY_CALC: dict[str, tuple[str, dict]] = {}

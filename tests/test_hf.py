@@ -19,7 +19,7 @@ from calc.errors import CalcError
 from calc.hf import spec_from_hf_config, supported_types
 from calc.hf.export import buffer_params, hf_config_from_spec, shape
 from calc.hf.registry import MODEL_TYPES, find
-from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, DEFAULTS_REFUSED_BY_CALC, REAL
+from tests.hf_released import CONFIGS, DEFAULTS_REFUSED_BY_BOTH, REAL
 from tests.hf_strategies import STRATEGIES
 
 
@@ -419,10 +419,8 @@ def test_released_configs_export_back_to_the_same_model(path):
                                               - set(DEFAULTS_REFUSED_BY_BOTH)))
 def test_default_configs_export_back_to_the_same_model(model_type):
     """Every type's default model is written as a config (its own writer's, or for a type
-    without one an earlier writer's) that reads back the same (without the part calc refuses
-    where the default has one: DEFAULTS_REFUSED_BY_CALC)."""
-    without = DEFAULTS_REFUSED_BY_CALC.get(model_type, ("", {}))[1]
-    spec = spec_from_hf_config({"model_type": model_type, **without})
+    without one an earlier writer's) that reads back the same."""
+    spec = spec_from_hf_config({"model_type": model_type})
     assert shape(spec_from_hf_config(hf_config_from_spec(spec))) == shape(spec)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 
 import pytest
 
@@ -44,7 +43,6 @@ from tests.hf_family_strategies import FAMILY_TYPES, family_config  # noqa: E402
 from tests.hf_released import (  # noqa: E402
     CONFIGS,
     DEFAULTS_REFUSED_BY_BOTH,
-    DEFAULTS_REFUSED_BY_CALC,
     REAL,
 )
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
@@ -158,24 +156,12 @@ def test_quirk_variants_match_transformers(name):
 
 
 @pytest.mark.parametrize("model_type", sorted(set(supported_types())
-                                              - set(DEFAULTS_REFUSED_BY_BOTH)
-                                              - set(DEFAULTS_REFUSED_BY_CALC)))
+                                              - set(DEFAULTS_REFUSED_BY_BOTH)))
 def test_an_empty_config_is_transformers_default_model(model_type):
     """Every ModelType's defaults against the classes themselves: every default calc reads,
     at once."""
     config = {"model_type": model_type}
     assert_matches(spec_from_hf_config(config), config, tokens(model_type, 16))
-
-
-@pytest.mark.parametrize("model_type", sorted(DEFAULTS_REFUSED_BY_CALC))
-def test_a_default_with_a_part_calc_lacks_is_refused_naming_it(model_type):
-    """calc refuses the default config in one line naming the part; without that part it is
-    transformers' default model, exactly."""
-    message, without = DEFAULTS_REFUSED_BY_CALC[model_type]
-    with pytest.raises(CalcError, match=re.escape(message)):
-        spec_from_hf_config({"model_type": model_type})
-    config = {"model_type": model_type, **without}
-    assert_matches(spec_from_hf_config(config), config, 16)
 
 
 @pytest.mark.parametrize("model_type", sorted(DEFAULTS_REFUSED_BY_BOTH))
@@ -1177,7 +1163,6 @@ def test_wrapper_table_is_transformers(wrapper):
     for top, text in ((False, True), (None, False)):
         inner = {"model_type": text_type, **_TINY_TEXT, "tie_word_embeddings": text,
                  "pad_token_id": 0,  # Emu3TextConfig's default id is past the tiny vocab
-                 **DEFAULTS_REFUSED_BY_CALC.get(text_type, ("", {}))[1],
                  **_WRAPPER_TEXT.get(wrapper, {})}
         config = {"model_type": wrapper, "text_config": inner, **_WRAPPER_FIELDS.get(wrapper, {})}
         if top is not None:
