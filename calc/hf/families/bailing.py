@@ -20,13 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.fields import HFConfig, decoder, top_k
+from calc.hf.families.kimi import hybrid_mixers, read_mla_kda_moe
+from calc.hf.fields import HFConfig
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.per_layer import ffn_kinds, merge, moe_layout, per_layer, sparse_layers
 from calc.hf.writing import gated, need, one_group
 from calc.spec import ModelSpec
-
-_KINDS = {"full_attention": "attention", "linear_attention": "deltanet"}
 
 
 def _mixers(c: HFConfig, layers: int) -> list[str]:
@@ -38,57 +36,24 @@ def _mixers(c: HFConfig, layers: int) -> list[str]:
         group = c.size("layer_group_size")
         types = ["full_attention" if (i + 1) % group == 0 else "linear_attention"
                  for i in range(layers)]
-    if not isinstance(types, list) or len(types) != layers or not set(types) <= set(_KINDS):
-        c.fail(f"layer_types must list 'full_attention' or 'linear_attention' for each of the "
-               f"{layers} layers, got {types!r}")
-    return [_KINDS[kind] for kind in types]
+    return hybrid_mixers(c, types, layers)
 
 
 def _read_bailing_hybrid(c: HFConfig) -> dict[str, Any]:
     layers = c.size("num_hidden_layers")
     heads = c.size("num_attention_heads")
-    if c.size("num_key_value_heads") != heads:
-        # MLA gives every head its keys, which eager_attention_forward then repeats
-        # heads // num_key_value_heads times: only equal counts run
-        c.fail(f"num_key_value_heads={c['num_key_value_heads']} must equal "
-               f"num_attention_heads={heads} (MLA's keys are per head; transformers repeats "
-               f"them num_attention_heads // num_key_value_heads times)")
     mixers = _mixers(c, layers)
     # BailingHybridConfig.__post_init__: the first first_k_dense_replace layers dense unless
     # mlp_layer_types lists them
     first = c.size("first_k_dense_replace", minimum=0)
-    sparse = sparse_layers(c, [i >= first for i in range(layers)])
-    n_experts = c.size("num_local_experts")
-    placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
-    moe = placement is not None and {
-        "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
-        "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
-        "n_shared_experts": c.size("n_shared_experts", minimum=0), **placement,
-        # e_score_correction_bias is a buffer of BailingHybridTopkRouter, not a parameter
-        "router_bias": False}
     # __post_init__ sets linear_num_heads to num_attention_heads and linear_head_dim to the
     # file's head_dim (before it turns head_dim into qk_rope_head_dim), whatever the file says
     width = c.size("head_dim")
     kda = "deltanet" in mixers and {
         "n_k_heads": heads, "n_v_heads": heads, "d_k": width, "d_v": width,
         "d_conv": c.size("short_conv_kernel_size"), "gate": "channel"}
-    bias = c.flag("attention_bias")
-    read = decoder(
-        c, {"n_heads": heads}, moe=moe or None, deltanet=kda or None,
-        attention={"qkv_bias": bias, "out_bias": bias,
-                   "output_gate": True, "output_gate_per": "head", "mla": {
-                       "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
-                       "kv_lora_rank": c.size("kv_lora_rank"),
-                       "v_head_dim": c.size("v_head_dim"),
-                       "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
-                       "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
-        # BailingHybridForCausalLM._tied_weights_keys is empty: the head is its own matrix
-        # whatever tie_word_embeddings says
-        tie_embeddings=False)
-    layout = per_layer(c, mixers=mixers,
-                       attention=["global" if m == "attention" else "" for m in mixers],
-                       ffn=ffn_kinds(sparse) if placed else None)
-    return merge(read, layout)
+    return read_mla_kda_moe(c, mixers, first, kda or None,
+                            {"output_gate": True, "output_gate_per": "head"})
 
 
 def _write_bailing_hybrid(spec: ModelSpec) -> dict[str, Any]:
@@ -114,7 +79,7 @@ def _write_bailing_hybrid(spec: ModelSpec) -> dict[str, Any]:
         **one_group(spec, "bailing_hybrid")}
     types = []
     for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
-        need(mixer in _KINDS.values() and kind in ("global", ""),
+        need(mixer in ("attention", "deltanet") and kind in ("global", ""),
              f"a {mixer} {kind} layer (bailing_hybrid builds MLA and Kimi Delta Attention "
              f"layers)")
         types.append("full_attention" if mixer == "attention" else "linear_attention")

@@ -71,13 +71,25 @@ def _mixers(c: HFConfig) -> list[str]:
     else:
         types = ["full_attention" if i and i % 4 == 0 else "linear_attention"
                  for i in range(layers)]
+    return hybrid_mixers(c, types, layers)
+
+
+def hybrid_mixers(c: HFConfig, types: Any, layers: int) -> list[str]:
+    """Each layer's mixer from layer_types' full_attention and linear_attention (Kimi Linear's
+    and Bailing's hybrids)."""
     if not isinstance(types, list) or len(types) != layers or not set(types) <= set(_KINDS):
         c.fail(f"layer_types must list 'full_attention' or 'linear_attention' for each of the "
                f"{layers} layers, got {types!r}")
     return [_KINDS[kind] for kind in types]
 
 
-def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
+def read_mla_kda_moe(c: HFConfig, mixers: list[str], first_dense: int,
+                     kda: dict[str, Any] | None, attention: dict[str, Any],
+                     **fields: Any) -> dict[str, Any]:
+    """Kimi Linear's model, which Bailing's hybrid shares: MLA layers (their own keys per head)
+    beside the `kda` layers, DeepSeek-V3's MoE after the first `first_dense` layers unless
+    mlp_layer_types says otherwise, and an LM head of its own. `attention`: the MLA layers'
+    fields beyond their biases and latent shapes; `fields`: the decoder's others."""
     layers = c.size("num_hidden_layers")
     heads = c.size("num_attention_heads")
     if c.size("num_key_value_heads") != heads:
@@ -86,44 +98,48 @@ def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
         c.fail(f"num_key_value_heads={c['num_key_value_heads']} must equal "
                f"num_attention_heads={heads} (MLA's keys are per head; transformers repeats "
                f"them num_attention_heads // num_key_value_heads times)")
-    mixers = _mixers(c)
-    # KimiLinearConfig.__post_init__: the first first_k_dense_replace layers dense (a keyword
-    # it takes and drops, default 1), unless mlp_layer_types lists them; moe_layer_freq, which
-    # released configs carry, is not read by transformers
-    first = (c.size("first_k_dense_replace", minimum=0)
-             if c.given("first_k_dense_replace") else 1)
-    sparse = sparse_layers(c, [i >= first for i in range(layers)])
+    sparse = sparse_layers(c, [i >= first_dense for i in range(layers)])
     n_experts = c.size("num_local_experts")
     placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
     moe = placement is not None and {
         "n_experts": n_experts, "d_expert": c.size("moe_intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
         "n_shared_experts": c.size("n_shared_experts", minimum=0), **placement,
-        # e_score_correction_bias is a buffer of KimiLinearTopkRouter, not a parameter
+        # e_score_correction_bias is a buffer of the router (KimiLinearTopkRouter,
+        # BailingHybridTopkRouter), not a parameter
         "router_bias": False}
     bias = c.flag("attention_bias")
+    read = decoder(
+        c, {"n_heads": heads}, moe=moe or None, deltanet=kda or None,
+        attention={"qkv_bias": bias, "out_bias": bias, **attention, "mla": {
+            "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
+            "kv_lora_rank": c.size("kv_lora_rank"), "v_head_dim": c.size("v_head_dim"),
+            "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
+            "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
+        # KimiLinearForCausalLM's and BailingHybridForCausalLM's _tied_weights_keys are empty:
+        # the head is its own matrix whatever tie_word_embeddings says
+        tie_embeddings=False, **fields)
+    layout = per_layer(c, mixers=mixers,
+                       attention=["global" if m == "attention" else "" for m in mixers],
+                       ffn=ffn_kinds(sparse) if placed else None)
+    return merge(read, layout)
+
+
+def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
+    mixers = _mixers(c)
+    # KimiLinearConfig.__post_init__: the first first_k_dense_replace layers dense (a keyword
+    # it takes and drops, default 1), unless mlp_layer_types lists them; moe_layer_freq, which
+    # released configs carry, is not read by transformers
+    first = (c.size("first_k_dense_replace", minimum=0)
+             if c.given("first_k_dense_replace") else 1)
     kda = "deltanet" in mixers and {
         "n_k_heads": _linear_size(c, "num_heads"), "n_v_heads": _linear_size(c, "num_heads"),
         "d_k": _linear_size(c, "head_dim"), "d_v": _linear_size(c, "head_dim"),
         "d_conv": _linear_size(c, "short_conv_kernel_size"), "gate": "channel",
         # KimiLinearForgetGate's f_a_proj and the g_a_proj beside it: hidden → head_dim
         "gate_rank": _linear_size(c, "head_dim")}
-    read = decoder(
-        c, {"n_heads": heads}, moe=moe or None, deltanet=kda or None,
-        attention={"qkv_bias": bias, "out_bias": bias, "mla": {
-            "q_lora_rank": c.size("q_lora_rank") if c.given("q_lora_rank") else None,
-            "kv_lora_rank": c.size("kv_lora_rank"), "v_head_dim": c.size("v_head_dim"),
-            "qk_nope_head_dim": c.size("qk_nope_head_dim", minimum=0),
-            "qk_rope_head_dim": c.size("qk_rope_head_dim", minimum=0)}},
-        # no layer rotates anything: KDA has no positions and the MLA layers are NoPE
-        position={"kind": "none"},
-        # KimiLinearForCausalLM._tied_weights_keys is empty: the head is its own matrix
-        # whatever tie_word_embeddings says
-        tie_embeddings=False)
-    layout = per_layer(c, mixers=mixers,
-                       attention=["global" if m == "attention" else "" for m in mixers],
-                       ffn=ffn_kinds(sparse) if placed else None)
-    return merge(read, layout)
+    # no layer rotates anything: KDA has no positions and the MLA layers are NoPE
+    return read_mla_kda_moe(c, mixers, first, kda or None, {}, position={"kind": "none"})
 
 
 def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
