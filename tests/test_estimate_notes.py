@@ -62,3 +62,20 @@ def test_options_without_tokens_are_named():
 def test_the_hint_reaches_the_cli(cli):
     result = cli("llama2-7b", "--gpu", "a100")
     assert result.code == 0 and "given without tokens" in " ".join(result.out.split())
+
+
+@pytest.mark.parametrize("model_type, sentence", [
+    ("deepseek_v32", "SPARSE_ATTENTION"), ("deepseek_v4", "COMPRESSED_ATTENTION"),
+    ("diffllama", "DIFFERENTIAL_ATTENTION"), ("zamba2", "SHARED_BLOCK"),
+    ("gemma4_text", "PER_LAYER_EMBEDDINGS"), ("gemma3n_text", "ALTUP_LAUREL"),
+    ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
+])
+def test_a_part_brings_its_convention_sentence(model_type, sentence):
+    """Each part whose FLOPs follow a convention of their own is named under the report of a
+    model that has it (a type's default config), and only there."""
+    from calc import counting
+    from calc.hf import spec_from_hf_config
+
+    expected = getattr(counting, sentence)
+    assert expected in calc.estimate(spec_from_hf_config({"model_type": model_type})).conventions
+    assert expected not in calc.estimate("llama2-7b").conventions

@@ -256,42 +256,33 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
     return Report.unchecked(
         model=preset.name, title=preset.title, source=preset.source, spec=spec,
         params=params, flops_per_token=flops, training=training, notes=notes,
-        finetune=ft_block, conventions=_conventions(flops.attention, training, ft_block,
-                                                    scans=bool(set(spec.mixer_kinds) - {
-                                                        "attention", "cross_attention"}),
-                                                    sparse=spec.attention.indexer is not None,
-                                                    compressed=spec.attention.compression
-                                                    is not None,
-                                                    differential=spec.attention.differential,
-                                                    shared=spec.shared_block is not None,
-                                                    per_layer=spec.per_layer_embeddings
-                                                    is not None,
-                                                    cross=spec.cross_attention is not None,
-                                                    altup=spec.altup is not None
-                                                    or spec.laurel is not None),
+        finetune=ft_block,
+        conventions=_conventions(flops.attention, training, ft_block, _part_sentences(spec)),
     )
 
 
+def _part_sentences(spec: ModelSpec) -> list[str]:
+    """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
+    indexer, DeepSeek-V4's compressed layers, differential attention, a shared block, per-layer
+    embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the scans (Mamba, gated
+    DeltaNet, short convolutions and the other recurrent mixers)."""
+    att = spec.attention
+    parts = ((att.indexer is not None, counting.SPARSE_ATTENTION),
+             (att.compression is not None, counting.COMPRESSED_ATTENTION),
+             (att.differential, counting.DIFFERENTIAL_ATTENTION),
+             (spec.shared_block is not None, counting.SHARED_BLOCK),
+             (spec.per_layer_embeddings is not None, counting.PER_LAYER_EMBEDDINGS),
+             (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
+             (spec.cross_attention is not None, counting.CROSS_ATTENTION),
+             (bool(set(spec.mixer_kinds) - {"attention", "cross_attention"}), counting.SCANS))
+    return [sentence for has, sentence in parts if has]
+
+
 def _conventions(attention: str, training: TrainingReport | None,
-                 finetune: FineTuneBlock | None = None, scans: bool = False,
-                 sparse: bool = False, differential: bool = False,
-                 shared: bool = False, per_layer: bool = False,
-                 cross: bool = False, altup: bool = False,
-                 compressed: bool = False) -> list[str]:
-    """The convention sentences of a report counted under `attention` (and `scans`: the model
-    has Mamba, gated DeltaNet or short-convolution layers; `sparse`: DSA's indexer;
-    `compressed`: DeepSeek-V4's compressed layers;
-    `differential`: differential attention; `shared`: a shared block; `per_layer`: per-layer
-    embeddings; `cross`: cross-attention layers; `altup`: Gemma 3n's AltUp or LAuReL)."""
-    lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention],
-             *([counting.SPARSE_ATTENTION] if sparse else []),
-             *([counting.COMPRESSED_ATTENTION] if compressed else []),
-             *([counting.DIFFERENTIAL_ATTENTION] if differential else []),
-             *([counting.SHARED_BLOCK] if shared else []),
-             *([counting.PER_LAYER_EMBEDDINGS] if per_layer else []),
-             *([counting.ALTUP_LAUREL] if altup else []),
-             *([counting.CROSS_ATTENTION] if cross else []),
-             *([counting.SCANS] if scans else [])]
+                 finetune: FineTuneBlock | None, parts: list[str]) -> list[str]:
+    """The convention sentences of a report counted under `attention`, with its model's
+    `parts` (_part_sentences)."""
+    lines = [counting.PARAMETERS, counting.FLOPS, counting.ATTENTION[attention], *parts]
     lines += ([counting.lora_sentence(finetune.method, finetune.rank, finetune.targets),
                counting.FINETUNE_PASSES] if finetune else [counting.PASSES])
     if training is not None and training.peak_flops is not None:
