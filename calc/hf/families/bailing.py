@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.kimi import hybrid_mixers, read_mla_kda_moe
+from calc.hf.families.kimi import hybrid_mixers, read_mla_kda_moe, write_mla_kda_moe
 from calc.hf.fields import HFConfig
 from calc.hf.model_type import ModelType, Traits
-from calc.hf.writing import gated, need, one_group
+from calc.hf.writing import need
 from calc.spec import ModelSpec
 
 
@@ -57,13 +57,9 @@ def _read_bailing_hybrid(c: HFConfig) -> dict[str, Any]:
 
 
 def _write_bailing_hybrid(spec: ModelSpec) -> dict[str, Any]:
-    att, mla, moe, n = spec.attention, spec.attention.mla, spec.moe, spec.deltanet
-    need(not spec.tie_embeddings, "tie_embeddings=true (bailing_hybrid never ties its LM head)")
-    need(mla is not None, "attention.mla=None (bailing_hybrid's attention is multi-head latent "
-                          "attention)")
+    att, n = spec.attention, spec.deltanet
     need(att.output_gate and att.output_gate_per == "head",
          "no attention.output_gate per head (bailing_hybrid's g_proj d → heads)")
-    assert mla is not None
     kda: dict[str, Any] = {}
     if n is not None:
         need(n.full_rank_gates, f"deltanet.gate={n.gate!r}, gate_rank={n.gate_rank} "
@@ -73,27 +69,7 @@ def _write_bailing_hybrid(spec: ModelSpec) -> dict[str, Any]:
              f"deltanet n_k_heads={n.n_k_heads}, n_v_heads={n.n_v_heads}, d_k={n.d_k}, "
              f"d_v={n.d_v} (bailing_hybrid's KDA has the attention's head count and one width)")
         kda = {"head_dim": n.d_k, "short_conv_kernel_size": n.d_conv}
-    routed = {} if moe is None else {
-        "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
-        "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
-        **one_group(spec, "bailing_hybrid")}
-    types = []
-    for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
-        need(mixer in ("attention", "deltanet") and kind in ("global", ""),
-             f"a {mixer} {kind} layer (bailing_hybrid builds MLA and Kimi Delta Attention "
-             f"layers)")
-        types.append("full_attention" if mixer == "attention" else "linear_attention")
-    return {"model_type": "bailing_hybrid", "vocab_size": spec.vocab_size,
-            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
-            "num_attention_heads": att.n_heads, "num_key_value_heads": att.n_heads,
-            "tie_word_embeddings": False, "pad_token_id": None,
-            "bos_token_id": None, "eos_token_id": None,
-            "intermediate_size": spec.ffn.d_ff if spec.ffn else 0,
-            "hidden_act": gated(spec, "bailing_hybrid"),
-            "max_position_embeddings": spec.context_length,
-            "attention_bias": att.qkv_bias, **mla.model_dump(), **kda, **routed,
-            "layer_types": types,
-            "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
+    return write_mla_kda_moe(spec, "bailing_hybrid", kda, ("global", ""))
 
 
 BAILING_HYBRID = ModelType(

@@ -142,14 +142,44 @@ def _read_kimi_linear(c: HFConfig) -> dict[str, Any]:
     return read_mla_kda_moe(c, mixers, first, kda or None, {}, position={"kind": "none"})
 
 
+def write_mla_kda_moe(spec: ModelSpec, model_type: str, kda: dict[str, Any],
+                      attention_kinds: tuple[str, ...]) -> dict[str, Any]:
+    """Kimi Linear's config, which Bailing's hybrid shares (read_mla_kda_moe): the MLA layers
+    (of `attention_kinds`) and KDA layers by layer_types, DeepSeek-V3's experts where
+    mlp_layer_types says sparse, an untied head; `kda`: the type's own KDA fields."""
+    mla, moe = spec.attention.mla, spec.moe
+    need(not spec.tie_embeddings, f"tie_embeddings=true ({model_type} never ties its LM head)")
+    need(mla is not None, f"attention.mla=None ({model_type}'s attention is multi-head latent "
+                          f"attention)")
+    assert mla is not None
+    routed = {} if moe is None else {
+        "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
+        "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
+        **one_group(spec, model_type)}
+    types = []
+    for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
+        need(mixer in _KINDS.values() and kind in attention_kinds,
+             f"a {mixer} {kind} layer ({model_type} builds MLA and Kimi Delta Attention layers)")
+        types.append("full_attention" if mixer == "attention" else "linear_attention")
+    return {"model_type": model_type, "vocab_size": spec.vocab_size,
+            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
+            "num_attention_heads": spec.attention.n_heads,
+            "num_key_value_heads": spec.attention.n_heads,
+            "tie_word_embeddings": False, "pad_token_id": None,
+            "bos_token_id": None, "eos_token_id": None,
+            "intermediate_size": spec.ffn.d_ff if spec.ffn else 0,
+            "hidden_act": gated(spec, model_type),
+            "max_position_embeddings": spec.context_length,
+            "attention_bias": spec.attention.qkv_bias, **mla.model_dump(), **kda,
+            **routed,
+            "layer_types": types,
+            "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
+
+
 def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
-    mla, moe, n = spec.attention.mla, spec.moe, spec.deltanet
-    need(not spec.tie_embeddings, "tie_embeddings=true (kimi_linear never ties its LM head)")
-    need(mla is not None, "attention.mla=None (kimi_linear's attention is multi-head latent "
-                          "attention)")
+    n = spec.deltanet
     need(spec.position.kind == "none", f"position.kind={spec.position.kind!r} (kimi_linear "
                                        f"rotates nothing)")
-    assert mla is not None
     kda: dict[str, Any] = {}
     if n is not None:
         need(n.channel_gate, f"deltanet.gate={n.gate!r} (kimi_linear's is Kimi Delta "
@@ -160,28 +190,7 @@ def _write_kimi_linear(spec: ModelSpec) -> dict[str, Any]:
              f"width for all of them)")
         kda = {"linear_num_heads": n.n_k_heads, "linear_head_dim": n.d_k,
                "linear_conv_kernel_dim": n.d_conv}
-    routed = {} if moe is None else {
-        "num_local_experts": moe.n_experts, "num_experts_per_tok": moe.top_k,
-        "moe_intermediate_size": moe.d_expert, "n_shared_experts": moe.n_shared_experts,
-        **one_group(spec, "kimi_linear")}
-    types = []
-    for mixer, kind in zip(spec.mixer_kinds, spec.attention_kinds, strict=True):
-        need(mixer in _KINDS.values() and kind in ("global", "nope", ""),
-             f"a {mixer} {kind} layer (kimi_linear builds MLA and Kimi Delta Attention layers)")
-        types.append("full_attention" if mixer == "attention" else "linear_attention")
-    return {"model_type": "kimi_linear", "vocab_size": spec.vocab_size,
-            "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
-            "num_attention_heads": spec.attention.n_heads,
-            "num_key_value_heads": spec.attention.n_heads,
-            "tie_word_embeddings": False, "pad_token_id": None,
-            "bos_token_id": None, "eos_token_id": None,
-            "intermediate_size": spec.ffn.d_ff if spec.ffn else 0,
-            "hidden_act": gated(spec, "kimi_linear"),
-            "max_position_embeddings": spec.context_length,
-            "attention_bias": spec.attention.qkv_bias, **mla.model_dump(), **kda,
-            **routed,
-            "layer_types": types,
-            "mlp_layer_types": ["sparse" if s else "dense" for s in spec.moe_layers]}
+    return write_mla_kda_moe(spec, "kimi_linear", kda, ("global", "nope", ""))
 
 
 KIMI_LINEAR = ModelType(
