@@ -146,6 +146,25 @@ def _axk2(draw, model_type: str) -> dict:
     return config
 
 
+def _mla_kda_moe(draw, layers: int, heads: int, experts: int) -> dict:
+    """The fields Kimi Linear and Ling 3 share (calc.hf.families.kimi.read_mla_kda_moe): MLA
+    over `heads` heads with its latent shapes, DeepSeek-V3's router over `experts` in one
+    group, the dense MLP's and experts' widths, an LM head tied or not."""
+    return {"num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": heads, "hidden_size": draw(st.integers(1, 4)) * 4,
+            "intermediate_size": draw(st.integers(1, 16)),
+            "q_lora_rank": draw(st.none() | st.integers(1, 8)),
+            "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
+            "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])),
+            "qk_rope_head_dim": draw(st.sampled_from([2, 4])),
+            "v_head_dim": draw(st.integers(1, 4)), "num_experts": experts,
+            "num_experts_per_token": draw(st.integers(1, experts)),
+            "moe_intermediate_size": draw(st.integers(1, 8)),
+            "num_shared_experts": draw(st.integers(0, 2)),
+            "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
+            "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+
+
 @st.composite
 def _bailing_hybrid(draw, model_type: str) -> dict:
     """Ling 3: gated MLA (RoPE) and full-rank Kimi Delta Attention layers, placed by
@@ -153,21 +172,9 @@ def _bailing_hybrid(draw, model_type: str) -> dict:
     first or listed by mlp_layer_types."""
     layers, heads, experts = (draw(st.integers(1, 5)), draw(st.integers(1, 3)),
                               draw(st.integers(2, 4)))
-    config = {"num_hidden_layers": layers, "num_attention_heads": heads,
-              "num_key_value_heads": heads, "hidden_size": draw(st.integers(1, 4)) * 4,
-              "intermediate_size": draw(st.integers(1, 16)),
+    config = {**_mla_kda_moe(draw, layers, heads, experts),
               "head_dim": draw(st.sampled_from([2, 4, 6])),
-              "short_conv_kernel_size": draw(st.integers(1, 4)),
-              "q_lora_rank": draw(st.none() | st.integers(1, 8)),
-              "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
-              "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])),
-              "qk_rope_head_dim": draw(st.sampled_from([2, 4])),
-              "v_head_dim": draw(st.integers(1, 4)), "num_experts": experts,
-              "num_experts_per_token": draw(st.integers(1, experts)),
-              "moe_intermediate_size": draw(st.integers(1, 8)),
-              "num_shared_experts": draw(st.integers(0, 2)),
-              "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
-              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+              "short_conv_kernel_size": draw(st.integers(1, 4))}
     if draw(st.booleans()):
         config["layer_types"] = _layer_types(draw, layers, ["full_attention",
                                                             "linear_attention"])
@@ -403,19 +410,7 @@ def _kimi_linear(draw, layers: int) -> dict:
     linear = {"head_dim": draw(st.sampled_from([2, 4, 6])), "num_heads": draw(st.integers(1, 3)),
               "short_conv_kernel_size": draw(st.integers(1, 4))}
     placed = draw(st.sampled_from(["layer_types", "linear_attn_config", "default"]))
-    config = {"num_hidden_layers": layers, "num_attention_heads": heads,
-              "num_key_value_heads": heads, "hidden_size": draw(st.integers(1, 4)) * 4,
-              "intermediate_size": draw(st.integers(1, 16)),
-              "q_lora_rank": draw(st.none() | st.integers(1, 8)),
-              "kv_lora_rank": draw(st.sampled_from([2, 4, 8])),
-              "qk_nope_head_dim": draw(st.sampled_from([0, 2, 4])),
-              "qk_rope_head_dim": draw(st.sampled_from([2, 4])),
-              "v_head_dim": draw(st.integers(1, 4)), "num_experts": experts,
-              "num_experts_per_token": draw(st.integers(1, experts)),
-              "moe_intermediate_size": draw(st.integers(1, 8)),
-              "num_shared_experts": draw(st.integers(0, 2)),
-              "attention_bias": draw(st.booleans()), "n_group": 1, "topk_group": 1,
-              "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    config = _mla_kda_moe(draw, layers, heads, experts)
     if placed == "layer_types":
         config.update(layer_types=kinds, linear_head_dim=linear["head_dim"],
                       linear_num_heads=linear["num_heads"],
