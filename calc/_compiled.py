@@ -316,9 +316,10 @@ def params_indexer(s):
     d = s['d']
     d_I = s['d_I']
     h_I = s['h_I']
+    i_hw = s['i_hw']
     r_q = s['r_q']
     return {
-        'attention/indexer': d*d_I + d*h_I + d_I*h_I*r_q + 2*d_I,
+        'attention/indexer': d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q) + 2*d_I,
     }
 
 
@@ -415,6 +416,7 @@ def params_components(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_krn = s['i_krn']
@@ -523,55 +525,56 @@ def params_components(s):
     _t45 = _t0*i_sub
     _t46 = 2*d_qk
     _t47 = 2*d_I
-    _t48 = d*d_I
-    _t49 = d*h_I + d_I*h_I*r_q
-    _t50 = L*d
-    _t51 = _t0*_t50
-    _t52 = _t0*d
-    _t53 = 2*d
-    _t54 = n_hc**2
-    _t55 = 2*N_s
-    _t56 = G_s*_t55
-    _t57 = 2*d_in + i_m2*(H_s + _t56)
-    _t58 = R_dt + _t55
-    _t59 = 1 - i_m2
-    _t60 = _t59*d_in
-    _t61 = H_s*i_m2
-    _t62 = 2*H_k*d_lk
-    _t63 = H_v*d_lk
-    _t64 = H_v*d_lv
-    _t65 = _t63 + _t64
-    _t66 = 1 - i_cg
-    _t67 = H_v + _t64
-    _t68 = L_dn*d
-    _t69 = H_la*L_la*d_la
-    _t70 = 3*d
-    _t71 = _t69*d
-    _t72 = L_rw*d_rw
-    _t73 = _t72*d
-    _t74 = d**2
-    _t75 = d*d_gr
-    _t76 = L_gr*(_t75 + d_gr)
-    _t77 = L_gr*d_gr
-    _t78 = 2*d_gr
-    _t79 = H_ml*L_ml
-    _t80 = _t79*d*d_mk
-    _t81 = _t79*d_mv
-    _t82 = _t81*d
-    _t83 = 2*H_ml
-    _t84 = b_sc*d
-    _t85 = _t19*h_kv
-    _t86 = i_glu + 1
-    _t87 = b_ff*d_ff
-    _t88 = d*d_ff
-    _t89 = _t86*(_t87 + _t88)
-    _t90 = _t88 + b_ff*d
-    _t91 = _t45*d_ff
-    _t92 = E + E_0
-    _t93 = d*(i_glu + 2)
-    _t94 = 3*_t52
-    _t95 = _t50*p_le
-    _t96 = _t50*i_au
+    _t48 = d*h_I
+    _t49 = d*d_I
+    _t50 = d_I*h_I
+    _t51 = L*d
+    _t52 = _t0*_t51
+    _t53 = _t0*d
+    _t54 = 2*d
+    _t55 = n_hc**2
+    _t56 = 2*N_s
+    _t57 = G_s*_t56
+    _t58 = 2*d_in + i_m2*(H_s + _t57)
+    _t59 = R_dt + _t56
+    _t60 = 1 - i_m2
+    _t61 = _t60*d_in
+    _t62 = H_s*i_m2
+    _t63 = 2*H_k*d_lk
+    _t64 = H_v*d_lk
+    _t65 = H_v*d_lv
+    _t66 = _t64 + _t65
+    _t67 = 1 - i_cg
+    _t68 = H_v + _t65
+    _t69 = L_dn*d
+    _t70 = H_la*L_la*d_la
+    _t71 = 3*d
+    _t72 = _t70*d
+    _t73 = L_rw*d_rw
+    _t74 = _t73*d
+    _t75 = d**2
+    _t76 = d*d_gr
+    _t77 = L_gr*(_t76 + d_gr)
+    _t78 = L_gr*d_gr
+    _t79 = 2*d_gr
+    _t80 = H_ml*L_ml
+    _t81 = _t80*d*d_mk
+    _t82 = _t80*d_mv
+    _t83 = _t82*d
+    _t84 = 2*H_ml
+    _t85 = b_sc*d
+    _t86 = _t19*h_kv
+    _t87 = i_glu + 1
+    _t88 = b_ff*d_ff
+    _t89 = d*d_ff
+    _t90 = _t87*(_t88 + _t89)
+    _t91 = _t89 + b_ff*d
+    _t92 = _t45*d_ff
+    _t93 = E + E_0
+    _t94 = d*(i_glu + 2)
+    _t95 = 3*_t53
+    _t96 = _t51*p_le
+    _t97 = _t51*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -614,91 +617,93 @@ def params_components(s):
             4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+            L_csa*(_t47*m_csa + d_I)
+            + L_csa*(_t48 + 4*_t49 + _t50*r_q)
+            + L_idx*(_t47 + _t48*i_hw + _t49 + _t50*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t51*n_norm - _t52*(1 - i_n0),
-        'norm_gates': _t53*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t54*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t57*b_ssm + _t57*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in),
-        'mamba/x': L_ssm*_t58*_t60,
-        'mamba/dt': L_ssm*(R_dt*_t60 + _t60 + _t61),
-        'mamba/ssm': L_ssm*(_t59*(N_s*d_in + d_in) + 2*_t61),
-        'mamba/norm': L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t52*n_norm - _t53*(1 - i_n0),
+        'norm_gates': _t54*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t55*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t58*b_ssm + _t58*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t57*i_m2 + d_in),
+        'mamba/x': L_ssm*_t59*_t61,
+        'mamba/dt': L_ssm*(R_dt*_t61 + _t61 + _t62),
+        'mamba/ssm': L_ssm*(_t60*(N_s*d_in + d_in) + 2*_t62),
+        'mamba/norm': L_ssm*(_t59*_t60*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t68*(_t62 + _t65*i_gf + _t66*_t67 + _t67),
-        'deltanet/lowrank': L_dn*i_cg*(_t53*r_g + _t65*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t62 + _t64),
-        'deltanet/gates': L_dn*(H_v*_t66 + H_v + _t63*i_cg),
+        'deltanet/in': _t69*(_t63 + _t66*i_gf + _t67*_t68 + _t68),
+        'deltanet/lowrank': L_dn*i_cg*(_t54*r_g + _t66*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t63 + _t65),
+        'deltanet/gates': L_dn*(H_v*_t67 + H_v + _t64*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t64*_t68,
-        'lightning/qkv': _t69*_t70,
-        'lightning/gate': _t71,
-        'lightning/out': _t71,
-        'lightning/norm': _t69,
-        'rwkv/key': _t73,
-        'rwkv/value': _t73,
-        'rwkv/receptance': _t73,
-        'rwkv/output': _t73,
-        'rwkv/gate': L_rw*_t74,
-        'rwkv/decay': 2*_t72,
+        'deltanet/out': _t65*_t69,
+        'lightning/qkv': _t70*_t71,
+        'lightning/gate': _t72,
+        'lightning/out': _t72,
+        'lightning/norm': _t70,
+        'rwkv/key': _t74,
+        'rwkv/value': _t74,
+        'rwkv/receptance': _t74,
+        'rwkv/output': _t74,
+        'rwkv/gate': L_rw*_t75,
+        'rwkv/decay': 2*_t73,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t76,
-        'griffin/x': _t76,
-        'griffin/conv': _t77*(k_gr + 1),
-        'griffin/gates': L_gr*(_t78*w_gr + _t78),
-        'griffin/decay': _t77,
-        'griffin/out': L_gr*(_t75 + d),
-        'mlstm/q': _t80,
-        'mlstm/k': _t80,
-        'mlstm/v': _t82,
-        'mlstm/ogate': _t82,
-        'mlstm/gates': L_ml*(_t83*d + _t83),
-        'mlstm/norm': _t81,
-        'mlstm/out': _t82,
-        'conv/in': L_sc*(3*_t74 + 3*_t84),
+        'griffin/y': _t77,
+        'griffin/x': _t77,
+        'griffin/conv': _t78*(k_gr + 1),
+        'griffin/gates': L_gr*(_t79*w_gr + _t79),
+        'griffin/decay': _t78,
+        'griffin/out': L_gr*(_t76 + d),
+        'mlstm/q': _t81,
+        'mlstm/k': _t81,
+        'mlstm/v': _t83,
+        'mlstm/ogate': _t83,
+        'mlstm/gates': L_ml*(_t84*d + _t84),
+        'mlstm/norm': _t82,
+        'mlstm/out': _t83,
+        'conv/in': L_sc*(3*_t75 + 3*_t85),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t74 + _t84),
+        'conv/out': L_sc*(_t75 + _t85),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t85*d,
+        'cross_attention/kv': L_xa*_t86*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t89 + L_dw*(_t86*(2*_t87 + 2*_t88) - _t89),
-        'mlp/down': L_dense*_t90 + L_dw*_t88,
+        'mlp/up': L_dense*_t90 + L_dw*(_t87*(2*_t88 + 2*_t89) - _t90),
+        'mlp/down': L_dense*_t91 + L_dw*_t89,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
-        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t92 + L_dw*_t92,
+        'moe/router': L_moe*(_t93*b_router + _t93*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t94*d_e + b_ff*(_t87*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t94*d_s + b_ff*(_t87*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
-        'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
-        'shared_block/norms': M_sb*_t94,
-        'shared_block/projection': L_sb*_t74,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
+        'moe/norm': L_moe*(_t53*i_mn + _t95*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t54*_t86),
+        'shared_block/mlp': M_sb*(_t90 + _t91 + n_act),
+        'shared_block/norms': M_sb*_t95,
+        'shared_block/projection': L_sb*_t75,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t86 + 6*d) + r_sb*(_t87*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t95,
-        'per_layer_embeddings/layers': 2*_t95,
-        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
-        'altup/projections': _t74*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t96,
-        'laurel/layers': 2*_t50*r_lr,
-        'laurel/norms': _t51*i_lr,
+        'per_layer_embeddings/projection': _t96,
+        'per_layer_embeddings/layers': 2*_t96,
+        'per_layer_embeddings/norms': _t0*i_le*(_t51 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t97,
+        'altup/projections': _t75*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t97,
+        'laurel/layers': 2*_t51*r_lr,
+        'laurel/norms': _t52*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t52*i_norm_emb,
+        'embedding/norm': _t53*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t53*d_emb*i_proj,
-        'hyper_connections/head': _t54*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t70,
-        'final_norm': _t52*i_norm_final,
+        'embedding_projection': _t54*d_emb*i_proj,
+        'hyper_connections/head': _t55*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t71,
+        'final_norm': _t53*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
+        'prediction_head': i_ph*(_t53 + _t75 + b_ph*d),
     }
 
 
@@ -797,6 +802,7 @@ def params_summary(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_krn = s['i_krn']
@@ -901,214 +907,215 @@ def params_summary(s):
     )
     _t45 = 2*d_I
     _t46 = 2*d_qk
-    _t47 = d*d_I
-    _t48 = d*h_I + d_I*h_I*r_q
-    _t49 = d*d_ff
-    _t50 = _t49 + b_ff*d
-    _t51 = L_dn*d_lv
-    _t52 = H_v*d_lk
-    _t53 = 1 - i_cg
-    _t54 = b_ff*d_ff
-    _t55 = _t27*(_t49 + _t54)
-    _t56 = L_gr*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = _t45 + _t47 + _t48
-    _t60 = 2*H_ml
-    _t61 = _t60*d
-    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t63 = _t7*d
-    _t64 = 3*_t63
-    _t65 = _t63*i_mn + _t64*i_bn
-    _t66 = E + E_0
-    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
-    _t68 = d**2
-    _t69 = d_qk + d_v
-    _t70 = _t69*h_kv
-    _t71 = b_sc*d
-    _t72 = 2*N_s
-    _t73 = G_s*_t72
-    _t74 = 2*d_in + i_m2*(H_s + _t73)
-    _t75 = H_s*i_m2
-    _t76 = 1 - i_m2
-    _t77 = R_dt + _t72
-    _t78 = _t76*d_in
-    _t79 = 2*d
-    _t80 = _t50 + _t55 + n_act
-    _t81 = d_qk*i_qk_head
-    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
-    _t84 = _t35*d_v
-    _t85 = h*i_gate
-    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t87 = d_rope + r_kv
-    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t89 = (
+    _t47 = d*h_I
+    _t48 = d*d_I
+    _t49 = d_I*h_I
+    _t50 = d*d_ff
+    _t51 = _t50 + b_ff*d
+    _t52 = L_dn*d_lv
+    _t53 = H_v*d_lk
+    _t54 = 1 - i_cg
+    _t55 = b_ff*d_ff
+    _t56 = _t27*(_t50 + _t55)
+    _t57 = L_gr*d_gr
+    _t58 = d*d_gr
+    _t59 = 2*d_gr
+    _t60 = _t45 + _t47*i_hw + _t48 + _t49*(d*(1 - i_hw) + i_hw*r_q)
+    _t61 = 2*H_ml
+    _t62 = _t61*d
+    _t63 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t64 = _t7*d
+    _t65 = 3*_t64
+    _t66 = _t64*i_mn + _t65*i_bn
+    _t67 = E + E_0
+    _t68 = _t67*b_router + _t67*d + i_rs*(E + d)
+    _t69 = d**2
+    _t70 = d_qk + d_v
+    _t71 = _t70*h_kv
+    _t72 = b_sc*d
+    _t73 = 2*N_s
+    _t74 = G_s*_t73
+    _t75 = 2*d_in + i_m2*(H_s + _t74)
+    _t76 = H_s*i_m2
+    _t77 = 1 - i_m2
+    _t78 = R_dt + _t73
+    _t79 = _t77*d_in
+    _t80 = 2*d
+    _t81 = _t51 + _t56 + n_act
+    _t82 = d_qk*i_qk_head
+    _t83 = _t7*(_t82 + d_qk*h_kv*i_qk_proj)
+    _t84 = _t34*(_t22*i_qk_proj + _t82) + _t83
+    _t85 = _t35*d_v
+    _t86 = h*i_gate
+    _t87 = _t38*_t85*_t86 + _t86*(_t85 + i_gh)*(_t39*r_q + _t40) + b_gh*h
+    _t88 = d_rope + r_kv
+    _t89 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t90 = (
         _t41*(d_rope*i_krn + r_kv)
-        + _t88*d
-        + b_qkv*(_t87*i_mla + _t88)
-        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
+        + _t89*d
+        + b_qkv*(_t88*i_mla + _t89)
+        + i_mla*(_t88*d + h*r_kv*(_t70 - d_rope))
     )
-    _t90 = L_kvs - L_kvs2
-    _t91 = L_rw*d_rw
-    _t92 = 3*d
-    _t93 = 5*d
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*L_ml*d_mv
-    _t96 = L*d
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t52 + _t98
-    _t100 = H_v + _t98
-    _t101 = b_moe*d
-    _t102 = h*i_sink
-    _t103 = i_rel*(2*_t22 + _t23)
-    _t104 = 4*i_diff
-    _t105 = 4*d
-    _t106 = _t104*d_qk
-    _t107 = E_a*_t0
-    _t108 = L*_t63
-    _t109 = _t63*n_norm
-    _t110 = _t7*i_sub
-    _t111 = _t110*d_ff
-    _t112 = _t110*_t17
-    _t113 = (
+    _t91 = L_kvs - L_kvs2
+    _t92 = L_rw*d_rw
+    _t93 = 3*d
+    _t94 = 5*d
+    _t95 = H_la*L_la*d_la
+    _t96 = H_ml*L_ml*d_mv
+    _t97 = L*d
+    _t98 = 2*H_k*d_lk
+    _t99 = H_v*d_lv
+    _t100 = _t53 + _t99
+    _t101 = H_v + _t99
+    _t102 = b_moe*d
+    _t103 = h*i_sink
+    _t104 = i_rel*(2*_t22 + _t23)
+    _t105 = 4*i_diff
+    _t106 = 4*d
+    _t107 = _t105*d_qk
+    _t108 = E_a*_t0
+    _t109 = L*_t64
+    _t110 = _t64*n_norm
+    _t111 = _t7*i_sub
+    _t112 = _t111*d_ff
+    _t113 = _t111*_t17
+    _t114 = (
         C_cen*d
-        + D_tg*_t92
-        + H_v*_t51*d
-        + L*_t109
+        + D_tg*_t93
+        + H_v*_t52*d
+        + L*_t110
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t104*d_qk2
-        + L_att2*_t107
-        + L_att2*_t110*_t4
+        + L_att2*_t105*d_qk2
+        + L_att2*_t108
+        + L_att2*_t111*_t4
         + L_att2*_t44
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t105*d_qk
-        + L_csa*(4*_t47 + _t48)
+        + L_csa*_t106*d_qk
         + L_csa*(_t45*m_csa + d_I)
         + L_csa*(_t46*m_csa + d_qk)
-        + L_dense*_t111
-        + L_dense*_t50
-        + L_dense*_t55
+        + L_csa*(_t47 + 4*_t48 + _t49*r_q)
+        + L_dense*_t112
+        + L_dense*_t51
+        + L_dense*_t56
         + L_dense*n_act
-        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
-        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
-        + L_dn*k_dn*(_t97 + _t98)
-        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
-        + L_dw*_t111
-        + L_dw*_t49
-        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
-        + L_gr*(_t57 + d)
-        + 2*L_gr*(_t57 + d_gr)
-        + L_gr*(_t58*w_gr + _t58)
+        + L_dn*d*(_t100*i_gf + _t101*_t54 + _t101 + _t98)
+        + L_dn*i_cg*(_t100*r_g + _t80*r_g)
+        + L_dn*k_dn*(_t98 + _t99)
+        + L_dn*(H_v*_t54 + H_v + _t53*i_cg)
+        + L_dw*_t112
+        + L_dw*_t50
+        + L_dw*(_t27*(2*_t50 + 2*_t55) - _t56)
+        + L_gr*(_t58 + d)
+        + 2*L_gr*(_t58 + d_gr)
+        + L_gr*(_t59*w_gr + _t59)
         + L_hca*_t46*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t59
+        + L_idx*_t60
         - L_kvs2*_t33
         - L_kvs2*_t44
-        + L_ml*_t61*d_mk
-        + L_ml*(_t60 + _t61)
-        + L_moe*_t101
-        + L_moe*_t62
-        + L_moe*_t65
-        + L_moe*_t67
-        + L_rw*_t68
-        + L_rw*_t93
-        + L_sb*_t68
-        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_ml*_t62*d_mk
+        + L_ml*(_t61 + _t62)
+        + L_moe*_t102
+        + L_moe*_t63
+        + L_moe*_t66
+        + L_moe*_t68
+        + L_rw*_t69
+        + L_rw*_t94
+        + L_sb*_t69
+        + L_sb*(i_sba*r_sb*(_t22 + _t71 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t68 + _t71)
-        + L_sc*(3*_t68 + 3*_t71)
-        + L_ssm*_t77*_t78
-        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
-        + L_ssm*(_t74*b_ssm + _t74*d)
+        + L_sc*(_t69 + _t72)
+        + L_sc*(3*_t69 + 3*_t72)
+        + L_ssm*_t78*_t79
+        + L_ssm*(2*_t76 + _t77*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t74*i_m2 + d_in)
+        + L_ssm*(_t75*b_ssm + _t75*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t78 + _t75 + _t78)
+        + L_ssm*(_t77*_t78*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t79 + _t76 + _t79)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t70*d
+        + L_xa*_t71*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t64
-        + M_sb*_t80
-        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
-        + _t102*_t15
+        + M_sb*_t65
+        + M_sb*_t81
+        + M_sb*(_t18 + _t22*_t80 + _t71*_t80)
         + _t103*_t15
-        + _t105*_t91
-        + _t106*_t15
+        + _t104*_t15
+        + _t106*_t92
         + _t107*_t15
-        + _t108*i_au
-        + _t108*i_lr
-        + _t112*_t15
-        + _t15*_t83
-        + _t15*_t86
-        + _t15*_t89
+        + _t108*_t15
+        + _t109*i_au
+        + _t109*i_lr
+        + _t113*_t15
+        + _t15*_t84
+        + _t15*_t87
+        + _t15*_t90
         + _t30*d
-        + _t51
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t63*i_norm_emb
-        + _t63*i_norm_final
-        - _t63*(1 - i_n0)
-        + _t68*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t96 + p_le)
-        + _t79*d_emb*i_proj
-        + _t79*r_ng*(L + L_moe)
-        - _t82*_t90
-        - _t89*_t90
-        + 2*_t91
-        + _t92*_t95
-        + _t93*_t94
-        + _t94
+        + _t52
+        + _t57*(k_gr + 1)
+        + _t57
+        + _t64*i_norm_emb
+        + _t64*i_norm_final
+        - _t64*(1 - i_n0)
+        + _t69*(-2*i_au + 2*n_au)
+        + _t7*i_le*(_t97 + p_le)
+        + _t80*d_emb*i_proj
+        + _t80*r_ng*(L + L_moe)
+        - _t83*_t91
+        - _t90*_t91
+        + 2*_t92
+        + _t93*_t96
+        + _t94*_t95
         + _t95
-        + _t96*i_au
-        + 3*_t96*p_le
-        + 2*_t96*r_lr
+        + _t96
+        + _t97*i_au
+        + 3*_t97*p_le
+        + 2*_t97*r_lr
         + b_oL*d
         + h*n_pb
         + i_hc
-        + i_ph*(_t63 + _t68 + b_ph*d)
+        + i_ph*(_t64 + _t69 + b_ph*d)
         + n_hc
     )
-    _t114 = (
+    _t115 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t113
+        + _t114
         + _t15*_t20
         + _t15*_t25
     )
-    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
+    _t116 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t117 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t116
     return {
-        'total': _t114 + _t116,
-        'embedding': _t115,
-        'non_embedding': _t114,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
+        'total': _t115 + _t117,
+        'embedding': _t116,
+        'non_embedding': _t115,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t114 + _t117 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t64
-            + 2*M*_t68
+            M*_t65
+            + 2*M*_t69
             + M*(
-                _t102
-                + _t103
-                + _t106
+                _t103
+                + _t104
                 + _t107
-                + _t109
-                + _t112
+                + _t108
+                + _t110
+                + _t113
                 + _t20
                 + _t25
-                + _t59*i_dsa
-                + _t83
-                + _t86
-                + _t89
-                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
-                + (1 - i_moe)*(_t111 + _t80)
+                + _t60*i_dsa
+                + _t84
+                + _t87
+                + _t90
+                + i_moe*(_t102 + _t29 + _t63 + _t66 + _t68)
+                + (1 - i_moe)*(_t112 + _t81)
             )
         ),
     }
@@ -1185,6 +1192,7 @@ def flops_forward_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -1238,50 +1246,51 @@ def flops_forward_components(s):
     _t16 = 2*i_lg
     _t17 = d*(1 - i_lg)
     _t18 = E_a*d*i_moa
-    _t19 = d*d_I
-    _t20 = d*h_I + d_I*h_I*r_q
-    _t21 = d*d_qk
-    _t22 = 2*d_in
-    _t23 = 2*N_s
-    _t24 = G_s*_t23
-    _t25 = 2*d
-    _t26 = L_ssm*_t22
-    _t27 = _t26*(1 - i_m2)
-    _t28 = 2*H_k*d_lk
-    _t29 = H_v*d_lv
-    _t30 = H_v*d_lk + _t29
-    _t31 = H_v + _t29
-    _t32 = L_dn*_t25
-    _t33 = 2*L_dn
-    _t34 = 6*d
-    _t35 = H_la*L_la
-    _t36 = _t35*d_la
-    _t37 = _t25*_t36
-    _t38 = L_rw*d_rw
-    _t39 = _t25*_t38
-    _t40 = d**2
-    _t41 = 2*_t40
-    _t42 = L_gr*d_gr
-    _t43 = _t25*_t42
-    _t44 = H_ml*L_ml
-    _t45 = _t25*_t44
-    _t46 = _t45*d_mk
-    _t47 = _t45*d_mv
-    _t48 = 4*d
-    _t49 = _t25*_t4
-    _t50 = L_xa*i_img
-    _t51 = i_glu + 2
-    _t52 = _t25*_t51*d_ff
-    _t53 = 2*L_moe
-    _t54 = _t53*d
-    _t55 = n_hc**2
-    _t56 = _t55*i_hcm
-    _t57 = 2*L
-    _t58 = _t8*h_kv
-    _t59 = 2*L_sb
-    _t60 = L*_t48
-    _t61 = n_au**2
-    _t62 = 2*d_emb
+    _t19 = d*h_I
+    _t20 = d*d_I
+    _t21 = d_I*h_I
+    _t22 = d*d_qk
+    _t23 = 2*d_in
+    _t24 = 2*N_s
+    _t25 = G_s*_t24
+    _t26 = 2*d
+    _t27 = L_ssm*_t23
+    _t28 = _t27*(1 - i_m2)
+    _t29 = 2*H_k*d_lk
+    _t30 = H_v*d_lv
+    _t31 = H_v*d_lk + _t30
+    _t32 = H_v + _t30
+    _t33 = L_dn*_t26
+    _t34 = 2*L_dn
+    _t35 = 6*d
+    _t36 = H_la*L_la
+    _t37 = _t36*d_la
+    _t38 = _t26*_t37
+    _t39 = L_rw*d_rw
+    _t40 = _t26*_t39
+    _t41 = d**2
+    _t42 = 2*_t41
+    _t43 = L_gr*d_gr
+    _t44 = _t26*_t43
+    _t45 = H_ml*L_ml
+    _t46 = _t26*_t45
+    _t47 = _t46*d_mk
+    _t48 = _t46*d_mv
+    _t49 = 4*d
+    _t50 = _t26*_t4
+    _t51 = L_xa*i_img
+    _t52 = i_glu + 2
+    _t53 = _t26*_t52*d_ff
+    _t54 = 2*L_moe
+    _t55 = _t54*d
+    _t56 = n_hc**2
+    _t57 = _t56*i_hcm
+    _t58 = 2*L
+    _t59 = _t8*h_kv
+    _t60 = 2*L_sb
+    _t61 = L*_t49
+    _t62 = n_au**2
+    _t63 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1296,74 +1305,78 @@ def flops_forward_components(s):
             + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
         ),
         'attention/router': _t18*_t3 + _t18*_t5,
-        'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
-        'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
-        'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
-        'mamba/x': _t27*(R_dt + _t23),
-        'mamba/dt': R_dt*_t27,
-        'mamba/out': _t26*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t24*i_m2 + d_in),
-        'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t32*(_t28 + _t30*i_gf + _t31*(1 - i_cg) + _t31),
-        'deltanet/lowrank': _t33*i_cg*(_t25*r_g + _t30*r_g),
-        'deltanet/out': _t29*_t32,
-        'deltanet/conv': _t33*k_dn*(_t28 + _t29),
-        'deltanet/scan': 7*L_dn*_t29*d_lk,
-        'lightning/qkv': _t34*_t36,
-        'lightning/gate': _t37,
-        'lightning/out': _t37,
-        'lightning/scan': 5*_t35*d_la**2,
-        'rwkv/key': _t39,
-        'rwkv/value': _t39,
-        'rwkv/receptance': _t39,
-        'rwkv/output': _t39,
-        'rwkv/gate': L_rw*_t41,
-        'rwkv/scan': 9*_t38,
-        'griffin/y': _t43,
-        'griffin/x': _t43,
-        'griffin/gates': 4*_t42*w_gr,
-        'griffin/out': _t43,
-        'griffin/conv': 2*_t42*k_gr,
-        'griffin/scan': 3*_t42,
-        'mlstm/q': _t46,
-        'mlstm/k': _t46,
-        'mlstm/v': _t47,
-        'mlstm/ogate': _t47,
-        'mlstm/gates': _t44*_t48,
-        'mlstm/out': _t47,
-        'mlstm/scan': 5*_t44*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t40,
-        'conv/out': L_sc*_t41,
-        'conv/conv': L_sc*_t25*k_sc,
-        'cross_attention/q': _t49*_t50,
-        'cross_attention/o': _t13*_t25*_t50,
-        'mlp': L_dense*_t52 + L_dw*_t52 - L_xa*_t52*(1 - i_img),
-        'moe/router': _t54*(E + E_0),
-        'moe/experts': _t51*_t54*d_e*k,
-        'moe/shared': _t53*(E_s*_t51*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t57*(_t25*_t56 + d*n_hc*(2*_t56 + 4*n_hc)),
-        'hyper_connections/head': _t25*_t55,
-        'shared_block/attention': _t59*(_t14 + _t25*_t58 + _t49),
-        'shared_block/mlp': L_sb*_t52,
-        'shared_block/projection': L_sb*_t41,
-        'shared_block/adapters': _t59*(
-            i_sba*r_sb*(_t34 + _t4 + _t58) + r_sb*(d + d_ff*(i_glu + 1))
+        'attention/indexer': (
+            2*L_csa*(_t19 + 4*_t20 + _t21*r_q)
+            + 2*L_idx*(_t19*i_hw + _t20 + _t21*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'per_layer_embeddings/projection': _t57*d*p_le,
-        'per_layer_embeddings/layers': _t60*p_le,
-        'altup/layers': _t57*(_t61*d + _t61 + 2*d*n_au + n_au**3),
-        'altup/projections': _t41*(-2*i_au + 2*n_au),
-        'laurel/layers': _t60*r_lr,
-        'norm_gates': _t25*r_ng*(_t53 + _t57),
-        'embedding_projection': _t48*d_emb*i_proj,
-        'drafter/projections': D_tg*_t34,
-        'centroid_head': C_cen*_t25,
-        'lm_head': V_cen*_t62 + V_o*_t62*(1 - i_cen),
-        'prediction_head': _t41*i_ph,
+        'attention/compressor': 8*L_csa*_t22 + 4*L_hca*_t22,
+        'mamba/in': L_ssm*_t26*(_t23 + i_m2*(H_s + _t25)),
+        'mamba/x': _t28*(R_dt + _t24),
+        'mamba/dt': R_dt*_t28,
+        'mamba/out': _t27*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t25*i_m2 + d_in),
+        'mamba/scan': 5*L_ssm*N_s*d_in,
+        'deltanet/in': _t33*(_t29 + _t31*i_gf + _t32*(1 - i_cg) + _t32),
+        'deltanet/lowrank': _t34*i_cg*(_t26*r_g + _t31*r_g),
+        'deltanet/out': _t30*_t33,
+        'deltanet/conv': _t34*k_dn*(_t29 + _t30),
+        'deltanet/scan': 7*L_dn*_t30*d_lk,
+        'lightning/qkv': _t35*_t37,
+        'lightning/gate': _t38,
+        'lightning/out': _t38,
+        'lightning/scan': 5*_t36*d_la**2,
+        'rwkv/key': _t40,
+        'rwkv/value': _t40,
+        'rwkv/receptance': _t40,
+        'rwkv/output': _t40,
+        'rwkv/gate': L_rw*_t42,
+        'rwkv/scan': 9*_t39,
+        'griffin/y': _t44,
+        'griffin/x': _t44,
+        'griffin/gates': 4*_t43*w_gr,
+        'griffin/out': _t44,
+        'griffin/conv': 2*_t43*k_gr,
+        'griffin/scan': 3*_t43,
+        'mlstm/q': _t47,
+        'mlstm/k': _t47,
+        'mlstm/v': _t48,
+        'mlstm/ogate': _t48,
+        'mlstm/gates': _t45*_t49,
+        'mlstm/out': _t48,
+        'mlstm/scan': 5*_t45*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t41,
+        'conv/out': L_sc*_t42,
+        'conv/conv': L_sc*_t26*k_sc,
+        'cross_attention/q': _t50*_t51,
+        'cross_attention/o': _t13*_t26*_t51,
+        'mlp': L_dense*_t53 + L_dw*_t53 - L_xa*_t53*(1 - i_img),
+        'moe/router': _t55*(E + E_0),
+        'moe/experts': _t52*_t55*d_e*k,
+        'moe/shared': _t54*(E_s*_t52*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t58*(_t26*_t57 + d*n_hc*(2*_t57 + 4*n_hc)),
+        'hyper_connections/head': _t26*_t56,
+        'shared_block/attention': _t60*(_t14 + _t26*_t59 + _t50),
+        'shared_block/mlp': L_sb*_t53,
+        'shared_block/projection': L_sb*_t42,
+        'shared_block/adapters': _t60*(
+            i_sba*r_sb*(_t35 + _t4 + _t59) + r_sb*(d + d_ff*(i_glu + 1))
+        ),
+        'per_layer_embeddings/projection': _t58*d*p_le,
+        'per_layer_embeddings/layers': _t61*p_le,
+        'altup/layers': _t58*(_t62*d + _t62 + 2*d*n_au + n_au**3),
+        'altup/projections': _t42*(-2*i_au + 2*n_au),
+        'laurel/layers': _t61*r_lr,
+        'norm_gates': _t26*r_ng*(_t54 + _t58),
+        'embedding_projection': _t49*d_emb*i_proj,
+        'drafter/projections': D_tg*_t35,
+        'centroid_head': C_cen*_t26,
+        'lm_head': V_cen*_t63 + V_o*_t63*(1 - i_cen),
+        'prediction_head': _t42*i_ph,
     }
 
 
 def flops(s):
+    B_I = s['B_I']
     C_cen = s['C_cen']
     D_tg = s['D_tg']
     E = s['E']
@@ -1399,6 +1412,7 @@ def flops(s):
     L_rw = s['L_rw']
     L_sb = s['L_sb']
     L_sc = s['L_sc']
+    L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     N_s = s['N_s']
@@ -1439,12 +1453,12 @@ def flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
-    i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -1513,37 +1527,38 @@ def flops(s):
     _t30 = 2*L
     _t31 = 2*H_k*d_lk
     _t32 = 2*L_dn
-    _t33 = d*d_I
-    _t34 = d*h_I + d_I*h_I*r_q
-    _t35 = H_v*d_lk + _t16
-    _t36 = n_au**2
-    _t37 = _t22*d
-    _t38 = d_qk + d_v
-    _t39 = _t38*h_kv
-    _t40 = _t0*_t39
-    _t41 = 2*L_sb
-    _t42 = _t13*i_hcm
-    _t43 = 1 - i_og
-    _t44 = d_v2*h2
-    _t45 = d*g_o*r_o
-    _t46 = 2*L_att2
-    _t47 = d_qk2*h2
-    _t48 = d*(1 - i_qlora)
-    _t49 = i_lg + 1
-    _t50 = 1 - i_gh
-    _t51 = 2*i_lg
-    _t52 = d*(1 - i_lg)
-    _t53 = 2*_t26
-    _t54 = H_v + _t16
-    _t55 = d*(1 - i_mla)
-    _t56 = (
-        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t33 = d*h_I
+    _t34 = d*d_I
+    _t35 = d_I*h_I
+    _t36 = H_v*d_lk + _t16
+    _t37 = n_au**2
+    _t38 = _t22*d
+    _t39 = d_qk + d_v
+    _t40 = _t39*h_kv
+    _t41 = _t0*_t40
+    _t42 = 2*L_sb
+    _t43 = _t13*i_hcm
+    _t44 = 1 - i_og
+    _t45 = d_v2*h2
+    _t46 = d*g_o*r_o
+    _t47 = 2*L_att2
+    _t48 = d_qk2*h2
+    _t49 = d*(1 - i_qlora)
+    _t50 = i_lg + 1
+    _t51 = 1 - i_gh
+    _t52 = 2*i_lg
+    _t53 = d*(1 - i_lg)
+    _t54 = 2*_t26
+    _t55 = H_v + _t16
+    _t56 = d*(1 - i_mla)
+    _t57 = (
+        2*_t56*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t57 = (
-        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t38 - d_rope))
+    _t58 = (
+        2*_t56*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
     )
-    _t58 = L_xa*T_img
+    _t59 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
@@ -1551,15 +1566,15 @@ def flops(s):
             + L*_t1*p_le
             + L*_t5*r_lr
             + L_att2*_t14
-            + L_att2*_t56
+            + L_att2*_t57
             + L_csa*_t8*d_qk
-            + 2*L_csa*(4*_t33 + _t34)
+            + 2*L_csa*(_t33 + 4*_t34 + _t35*r_q)
             + L_dense*_t24
             + 7*L_dn*_t16*d_lk
             + L_dw*_t24
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t33 + _t34)
-            - L_kvs2*_t56
+            + 2*L_idx*(_t33*i_hw + _t34 + _t35*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t57
             + L_rw*_t12
             + L_sb*_t12
             + L_sb*_t24
@@ -1584,7 +1599,7 @@ def flops(s):
             + 10*_t15*d*d_la
             + 5*_t15*d_la**2
             + _t16*_t17
-            + _t17*(_t31 + _t35*i_gf + _t54*(1 - i_cg) + _t54)
+            + _t17*(_t31 + _t36*i_gf + _t55*(1 - i_cg) + _t55)
             + _t18*_t25*d_e*k
             + _t18*d*(E + E_0)
             + _t18*(E_s*_t25*d_s + d*i_shared_gate)
@@ -1592,24 +1607,24 @@ def flops(s):
             + 4*_t2*w_gr
             + 3*_t2
             + _t20*_t21
-            + _t26*_t57
+            + _t26*_t58
             + _t27*(R_dt + _t28)
             + _t3*_t8
             + 9*_t3
-            + _t30*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
-            + _t30*(_t36*d + _t36 + 2*d*n_au + n_au**3)
-            + _t32*i_cg*(_t0*r_g + _t35*r_g)
+            + _t30*(_t0*_t43 + d*n_hc*(2*_t43 + 4*n_hc))
+            + _t30*(_t37*d + _t37 + 2*d*n_au + n_au**3)
+            + _t32*i_cg*(_t0*r_g + _t36*r_g)
             + _t32*k_dn*(_t16 + _t31)
-            + _t41*(i_sba*r_sb*(_t1 + _t19 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t41*(_t20 + _t37 + _t40)
-            + _t46*h2*i_gate*(_t50*d_v2 + i_gh)*(_t51*r_q2 + _t52)
-            + _t46*(_t47*_t48 + i_qlora*(_t47*_t49*r_q2 + d*r_q2))
-            + _t46*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
+            + _t42*(i_sba*r_sb*(_t1 + _t19 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t42*(_t20 + _t38 + _t41)
+            + _t47*h2*i_gate*(_t51*d_v2 + i_gh)*(_t52*r_q2 + _t53)
+            + _t47*(_t48*_t49 + i_qlora*(_t48*_t50*r_q2 + d*r_q2))
+            + _t47*(_t44*_t45*d + i_og*(_t45*r_o + _t46))
             + _t5*d_emb*i_proj
-            + _t53*h*i_gate*(_t50*d_v + i_gh)*(_t51*r_q + _t52)
-            + _t53*(_t19*_t48 + i_qlora*(_t19*_t49*r_q + d*r_q))
-            + _t53*(_t37*_t43 + i_og*(_t22*r_o + _t45))
-            - _t57*(L_kvs - L_kvs2)
+            + _t54*h*i_gate*(_t51*d_v + i_gh)*(_t52*r_q + _t53)
+            + _t54*(_t19*_t49 + i_qlora*(_t19*_t50*r_q + d*r_q))
+            + _t54*(_t38*_t44 + i_og*(_t22*r_o + _t46))
+            - _t58*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
             + _t7*d_mk
             + _t7
@@ -1630,7 +1645,7 @@ def flops(s):
                         )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
                     )
                 )
-                + h_I*(d_I + 1)*(
+                + h_I*(d_I + i_hw)*(
                     2*T*(1 - i_causal)*_floordiv(T, m_csa)
                     + i_causal*(
                         m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
@@ -1645,14 +1660,27 @@ def flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T*T_img*h*(d_qk + d_v)
             + 2*L_xa*T_img*d*h_kv*(d_qk + d_v)
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
-                (L_chk - L_chk2)*(
+                L_sel*(
+                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                    + i_causal*(
+                        B_I*(B_I + 1)*_floordiv(T, B_I)
+                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                        )
+                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                    )
+                )
+                + (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
                         + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
@@ -1666,16 +1694,9 @@ def flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
-                        2*T*(1 - i_causal)*_minimum(K_I, T)
-                        + i_causal*(
-                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                        )
-                    )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
+                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
+                )
             )
             + h2*(
                 L_chk2*(
@@ -1692,40 +1713,30 @@ def flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
-                        2*T*(1 - i_causal)*_minimum(K_I, T)
-                        + i_causal*(
-                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                        )
-                    )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att2 - L_chk2 - L_loc2)
+                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t40*_t58,
-        'cross_scores_per_sequence': 2*T*_t38*_t58*h,
+        'image_kv_per_sequence': _t41*_t59,
+        'cross_scores_per_sequence': 2*T*_t39*_t59*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
-                + h_I*(d_I + 1)*_floordiv(T, m_csa)
+                + h_I*(d_I + i_hw)*_floordiv(T, m_csa)
             )
             + 2*L_hca*h*(d_qk + d_v)*_floordiv(T, m_hca)
-            + 2*L_idx*T*h_I*(d_I + 1)
+            + 2*L_idx*T*h_I*(d_I + i_hw)
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
-                (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
+                L_sel*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
+                + T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel)
+                + (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
-                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2
-                )
             )
             + 2*h2*(
                 L_chk2*(T - c*_floordiv(T - 1, c))
                 + L_loc2*_minimum(T, w)
-                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att2 - L_chk2 - L_loc2)
+                + T*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
     }
@@ -1825,6 +1836,7 @@ def rules_train_per_token(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_krn = s['i_krn']
@@ -1923,116 +1935,119 @@ def rules_train_per_token(s):
     _t34 = i_lg + 1
     _t35 = 2*d_I
     _t36 = 6*L_csa
-    _t37 = d*d_I
-    _t38 = d*h_I + d_I*h_I*r_q
-    _t39 = 6*L_dense
-    _t40 = d*d_ff
-    _t41 = _t40 + b_ff*d
-    _t42 = 6*L_dn
-    _t43 = H_v*d_lk
-    _t44 = 1 - i_cg
-    _t45 = i_glu + 1
-    _t46 = b_ff*d_ff
-    _t47 = _t45*(_t40 + _t46)
-    _t48 = 6*L_dw
-    _t49 = 6*L_gr
-    _t50 = _t49*d_gr
-    _t51 = d*d_gr
-    _t52 = 2*d_gr
-    _t53 = 2*H_ml
-    _t54 = 6*L_ml
-    _t55 = d*(i_glu + 2)
-    _t56 = 6*L_moe
-    _t57 = _t3*d
-    _t58 = E + E_0
-    _t59 = d**2
-    _t60 = 6*_t59
-    _t61 = d_qk*h
-    _t62 = _t11*h_kv
-    _t63 = b_sc*d
-    _t64 = 6*L_sc
-    _t65 = 6*L_ssm
-    _t66 = 2*N_s
-    _t67 = G_s*_t66
-    _t68 = 2*d_in + i_m2*(H_s + _t67)
-    _t69 = H_s*i_m2
-    _t70 = 1 - i_m2
-    _t71 = R_dt + _t66
-    _t72 = _t70*d_in
-    _t73 = d_v*h
-    _t74 = _t73*d
-    _t75 = 2*d
-    _t76 = 6*M_sb
-    _t77 = 6*h
-    _t78 = d_qk*i_qk_head
-    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
-    _t80 = L_att - L_att2
-    _t81 = 6*_t80
-    _t82 = _t20*d_v
-    _t83 = h*i_gate
-    _t84 = i_qlora*r_q
-    _t85 = _t61*d
-    _t86 = L_rw*d_rw
-    _t87 = 18*d
-    _t88 = 30*d
-    _t89 = _t0*_t3
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*d_mv
-    _t92 = L*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t43 + _t94
-    _t96 = H_v + _t94
-    _t97 = L_dn*_t0
-    _t98 = L*d
-    _t99 = 12*d
-    _t100 = 24*i_diff
-    _t101 = 24*d
-    _t102 = E_a*_t0*i_moa
-    _t103 = L*_t89
-    _t104 = _t3*i_sub
-    _t105 = _t104*d_ff
-    _t106 = L_xa*_t0
-    _t107 = (
+    _t37 = d*h_I
+    _t38 = d*d_I
+    _t39 = d_I*h_I
+    _t40 = 6*L_dense
+    _t41 = d*d_ff
+    _t42 = _t41 + b_ff*d
+    _t43 = 6*L_dn
+    _t44 = H_v*d_lk
+    _t45 = 1 - i_cg
+    _t46 = i_glu + 1
+    _t47 = b_ff*d_ff
+    _t48 = _t46*(_t41 + _t47)
+    _t49 = 6*L_dw
+    _t50 = 6*L_gr
+    _t51 = _t50*d_gr
+    _t52 = d*d_gr
+    _t53 = 2*d_gr
+    _t54 = 2*H_ml
+    _t55 = 6*L_ml
+    _t56 = d*(i_glu + 2)
+    _t57 = 6*L_moe
+    _t58 = _t3*d
+    _t59 = E + E_0
+    _t60 = d**2
+    _t61 = 6*_t60
+    _t62 = d_qk*h
+    _t63 = _t11*h_kv
+    _t64 = b_sc*d
+    _t65 = 6*L_sc
+    _t66 = 6*L_ssm
+    _t67 = 2*N_s
+    _t68 = G_s*_t67
+    _t69 = 2*d_in + i_m2*(H_s + _t68)
+    _t70 = H_s*i_m2
+    _t71 = 1 - i_m2
+    _t72 = R_dt + _t67
+    _t73 = _t71*d_in
+    _t74 = d_v*h
+    _t75 = _t74*d
+    _t76 = 2*d
+    _t77 = 6*M_sb
+    _t78 = 6*h
+    _t79 = d_qk*i_qk_head
+    _t80 = _t3*(_t79 + d_qk*h_kv*i_qk_proj)
+    _t81 = L_att - L_att2
+    _t82 = 6*_t81
+    _t83 = _t20*d_v
+    _t84 = h*i_gate
+    _t85 = i_qlora*r_q
+    _t86 = _t62*d
+    _t87 = L_rw*d_rw
+    _t88 = 18*d
+    _t89 = 30*d
+    _t90 = _t0*_t3
+    _t91 = H_la*L_la*d_la
+    _t92 = H_ml*d_mv
+    _t93 = L*i_au
+    _t94 = 2*H_k*d_lk
+    _t95 = H_v*d_lv
+    _t96 = _t44 + _t95
+    _t97 = H_v + _t95
+    _t98 = L_dn*_t0
+    _t99 = L*d
+    _t100 = 12*d
+    _t101 = 24*i_diff
+    _t102 = 24*d
+    _t103 = E_a*_t0*i_moa
+    _t104 = L*_t90
+    _t105 = _t3*i_sub
+    _t106 = _t105*d_ff
+    _t107 = L_xa*_t0
+    _t108 = (
         C_cen*_t0
-        + D_tg*_t87
-        + H_ml*L_ml*_t99*d_mk
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
+        + D_tg*_t88
+        + H_ml*L_ml*_t100*d_mk
+        + L_att2*_t101*d_qk2
+        + L_att2*_t103
         + L_att2*_t8
-        + L_csa*_t101*d_qk
-        + 12*L_gr*(_t51 + d_gr)
-        + L_hca*_t99*d_qk
+        + L_csa*_t102*d_qk
+        + 12*L_gr*(_t52 + d_gr)
+        + L_hca*_t100*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t35 + _t37 + _t38)
+        + 6*L_idx*(_t35 + _t37*i_hw + _t38 + _t39*(d*(1 - i_hw) + i_hw*r_q))
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + L_ml*_t87*_t91
+        + L_ml*_t88*_t92
         + L_moe*_t0*b_moe
-        + L_rw*_t60
-        + L_rw*_t88
-        + L_sb*_t60
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
+        + L_rw*_t61
+        + L_rw*_t89
+        + L_sb*_t61
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t62 + _t63) + r_sb*(_t46*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t57
+        + 18*M_sb*_t58
         + _t0*_t14
-        + _t0*_t92
+        + _t0*_t93
         + _t0*b_oL
-        + _t100*_t80*d_qk
-        + _t101*_t86
-        + _t102*_t80
-        + _t103*i_lr
-        + _t103*n_norm
-        + _t104*_t19*_t28
-        + _t104*_t73*_t81
-        + _t105*_t39
-        + _t105*_t48
-        + _t106*_t61
-        + _t106*_t62
-        + _t106*_t73
-        + _t13*_t80
+        + _t100*d_emb*i_proj
+        + _t100*r_ng*(L + L_moe)
+        + _t101*_t81*d_qk
+        + _t102*_t87
+        + _t103*_t81
+        + _t104*i_lr
+        + _t104*n_norm
+        + _t105*_t19*_t28
+        + _t105*_t74*_t82
+        + _t106*_t40
+        + _t106*_t49
+        + _t107*_t62
+        + _t107*_t63
+        + _t107*_t74
+        + _t13*_t81
         - _t13*_t9
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
@@ -2047,77 +2062,75 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t98 + p_le)
-        + _t36*(4*_t37 + _t38)
+        + 6*_t3*i_le*(_t99 + p_le)
         + _t36*(_t35*m_csa + d_I)
         + _t36*(2*d_qk*m_csa + d_qk)
-        + _t39*_t41
-        + _t39*_t47
-        + _t39*n_act
+        + _t36*(_t37 + 4*_t38 + _t39*r_q)
+        + _t40*_t42
         + _t40*_t48
-        + _t42*d_lv
-        + _t42*i_cg*(_t75*r_g + _t95*r_g)
-        + _t42*k_dn*(_t93 + _t94)
-        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
-        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
-        + _t49*(_t51 + d)
-        + _t49*(_t52*w_gr + _t52)
-        + _t50*(k_gr + 1)
-        + _t50
-        + _t54*_t91
-        + _t54*(_t53*d + _t53)
-        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
-        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
-        + _t56*(3*_t57*i_bn + _t57*i_mn)
-        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
-        + _t60*(-2*i_au + 2*n_au)
-        + _t64*(_t59 + _t63)
-        + _t64*(3*_t59 + 3*_t63)
-        + _t65*_t71*_t72
-        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
-        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
-        + _t65*(_t68*b_ssm + _t68*d)
-        + _t65*(b_ssm*d + d*d_in)
-        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
-        + _t65*(R_dt*_t72 + _t69 + _t72)
-        + _t76*(_t41 + _t47 + n_act)
-        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
-        + _t77*_t80*i_sink
-        + _t77*n_pb
-        - 6*_t79*_t9
-        + _t81*i_rel*(2*_t61 + _t85)
-        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
-        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
-        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t81*(
-            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
+        + _t40*n_act
+        + _t41*_t49
+        + _t43*d_lv
+        + _t43*i_cg*(_t76*r_g + _t96*r_g)
+        + _t43*k_dn*(_t94 + _t95)
+        + _t43*(H_v*_t45 + H_v + _t44*i_cg)
+        + _t49*(_t46*(2*_t41 + 2*_t47) - _t48)
+        + _t50*(_t52 + d)
+        + _t50*(_t53*w_gr + _t53)
+        + _t51*(k_gr + 1)
+        + _t51
+        + _t55*_t92
+        + _t55*(_t54*d + _t54)
+        + _t57*k*(_t56*d_e + b_ff*(_t46*d_e + d))
+        + _t57*(E_s*(_t56*d_s + b_ff*(_t46*d_s + d)) + d*i_shared_gate)
+        + _t57*(3*_t58*i_bn + _t58*i_mn)
+        + _t57*(_t59*b_router + _t59*d + i_rs*(E + d))
+        + _t61*(-2*i_au + 2*n_au)
+        + _t65*(_t60 + _t64)
+        + _t65*(3*_t60 + 3*_t64)
+        + _t66*_t72*_t73
+        + _t66*(2*_t70 + _t71*(N_s*d_in + d_in))
+        + _t66*(b_cs + k_s)*(_t68*i_m2 + d_in)
+        + _t66*(_t69*b_ssm + _t69*d)
+        + _t66*(b_ssm*d + d*d_in)
+        + _t66*(_t71*_t72*i_dtn + d_in*i_gn*i_m2)
+        + _t66*(R_dt*_t73 + _t70 + _t73)
+        + _t77*(_t42 + _t48 + n_act)
+        + _t77*(_t62*_t76 + _t63*_t76 + _t75)
+        + _t78*_t81*i_sink
+        + _t78*n_pb
+        - 6*_t80*_t9
+        + _t82*i_rel*(2*_t62 + _t86)
+        + _t82*(_t18*(_t62*i_qk_proj + _t79) + _t80)
+        + _t82*(_t26 + _t27*_t75 + i_og*(_t29 + _t74*r_o))
+        + _t82*(_t23*_t83*_t84 + _t84*(_t83 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t82*(
+            _t3*_t85 + _t31*_t86 + b_qkv*(_t6*_t62 + _t85*i_mla) + i_qlora*(_t34*_t62*r_q + d*r_q)
         )
-        + 12*_t86
-        + _t88*_t90
-        + _t89*_t92
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        - _t89*(1 - i_n0)
-        + 6*_t90
-        + _t94*_t97
-        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
-        + 18*_t98*p_le
-        + 12*_t98*r_lr
-        + _t99*d_emb*i_proj
-        + _t99*r_ng*(L + L_moe)
+        + 12*_t87
+        + _t89*_t91
+        + _t90*_t93
+        + _t90*i_norm_emb
+        + _t90*i_norm_final
+        - _t90*(1 - i_n0)
+        + 6*_t91
+        + _t95*_t98
+        + _t98*(_t45*_t97 + _t94 + _t96*i_gf + _t97)
+        + 18*_t99*p_le
+        + 12*_t99*r_lr
         + 6*i_hc
-        + 6*i_ph*(_t57 + _t59 + b_ph*d)
+        + 6*i_ph*(_t58 + _t60 + b_ph*d)
         + 6*n_hc
     )
-    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
-    _t109 = T*_t32
-    _t110 = T*_t61
-    _t111 = 3*T
-    _t112 = 4*T
+    _t109 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t108
+    _t110 = T*_t32
+    _t111 = T*_t62
+    _t112 = 3*T
+    _t113 = 4*T
     return {
-        '6N': P*_t0 + _t108,
-        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
-        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
+        '6N': P*_t0 + _t109,
+        'kaplan': _t108 + _t110*_t19 + _t111*_t82,
+        'palm': 12*L_att2*_t110 + _t109 + 12*_t111*_t81,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2125,11 +2138,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
+            3*L_att2*(_t112*h2 + _t113*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
-            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t100*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t81*(_t112*h + _t113*_t62 + 8*_t86)
         ),
     }
 
@@ -2316,6 +2329,7 @@ def memory_states(s):
 
 
 def memory_activations(s):
+    B_I = s['B_I']
     D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
@@ -2342,6 +2356,7 @@ def memory_activations(s):
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
+    L_s_sel = s['L_s_sel']
     L_s_ssm = s['L_s_ssm']
     L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
@@ -2393,7 +2408,6 @@ def memory_activations(s):
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
-    i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_eager = s['i_eager']
     i_frozen = s['i_frozen']
@@ -2470,7 +2484,11 @@ def memory_activations(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope2*i_mla*i_rnu*q_a
+                        T*h2*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2489,10 +2507,6 @@ def memory_activations(s):
                         + h2*i_gate*(
                             d_v2*q_a
                             + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -2524,7 +2538,11 @@ def memory_activations(s):
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + L_s_sb*(
-                        d_ff*(
+                        T*h*i_scores*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_ff*(
                             4*a_down*i_frozen*i_hf*i_up
                             + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                             + q_a*(i_glu*i_hf + i_glu + 1)
@@ -2547,10 +2565,6 @@ def memory_activations(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -2578,6 +2592,16 @@ def memory_activations(s):
                         )
                     )
                     + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_sel*i_scores*(
+                        -T*h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
+                    )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
@@ -2606,7 +2630,11 @@ def memory_activations(s):
                         )
                     )
                     + (L_s_att - L_s_att2)*(
-                        d_rope*i_mla*i_rnu*q_a
+                        T*h*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -2624,10 +2652,6 @@ def memory_activations(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -2799,6 +2823,7 @@ def memory_buffers(s):
 
 
 def memory(s):
+    B_I = s['B_I']
     D_tg = s['D_tg']
     E = s['E']
     E_0 = s['E_0']
@@ -2825,6 +2850,7 @@ def memory(s):
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
+    L_s_sel = s['L_s_sel']
     L_s_ssm = s['L_s_ssm']
     L_s_xa = s['L_s_xa']
     L_sm = s['L_sm']
@@ -3023,9 +3049,15 @@ def memory(s):
                         + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                         + q_a*(i_glu*i_hf + i_glu + 1)
                     )
-                    + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                        i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                        + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                    + i_scores*(i_diff + 1)*(
+                        T*h*(1 - i_dsa)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*i_dsa*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
                     )
                 )/n_tp
             )
@@ -3068,7 +3100,11 @@ def memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope2*i_mla*i_rnu*q_a
+                        T*h2*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3087,10 +3123,6 @@ def memory(s):
                         + h2*i_gate*(
                             d_v2*q_a
                             + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -3122,7 +3154,11 @@ def memory(s):
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + L_s_sb*(
-                        d_ff*(
+                        T*h*i_scores*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_ff*(
                             4*a_down*i_frozen*i_hf*i_up
                             + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                             + q_a*(i_glu*i_hf + i_glu + 1)
@@ -3145,10 +3181,6 @@ def memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -3176,6 +3208,16 @@ def memory(s):
                         )
                     )
                     + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_sel*i_scores*(
+                        -T*h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
+                    )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
@@ -3204,7 +3246,11 @@ def memory(s):
                         )
                     )
                     + (L_s_att - L_s_att2)*(
-                        d_rope*i_mla*i_rnu*q_a
+                        T*h*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3222,10 +3268,6 @@ def memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -3582,7 +3624,11 @@ def memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope2*i_mla*i_rnu*q_a
+                        T*h2*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3601,10 +3647,6 @@ def memory(s):
                         + h2*i_gate*(
                             d_v2*q_a
                             + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -3633,7 +3675,11 @@ def memory(s):
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + L_s_sb*(
-                        d_ff*(
+                        T*h*i_scores*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_ff*(
                             4*a_down*i_frozen*i_hf*i_up
                             + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                             + q_a*(i_glu*i_hf + i_glu + 1)
@@ -3657,10 +3703,6 @@ def memory(s):
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
                         )/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )/n_tp
                         + i_diff*(
                             i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
                             + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
@@ -3682,6 +3724,16 @@ def memory(s):
                         )
                     )
                     + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_sel*i_scores*(
+                        -T*h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
+                    )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
@@ -3710,7 +3762,11 @@ def memory(s):
                         )
                     )
                     + (L_s_att - L_s_att2)*(
-                        d_rope*i_mla*i_rnu*q_a
+                        T*h*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -3728,10 +3784,6 @@ def memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
@@ -3961,6 +4013,7 @@ def finetune_counts(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -4084,7 +4137,7 @@ def finetune_counts(s):
         )
         + L_dw*_t53
         + L_gr*_t50*d_gr
-        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
         - L_kvs2*_t59
         + 5*L_la*_t32*d
         + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
@@ -4449,6 +4502,7 @@ def finetune_states(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -4632,7 +4686,7 @@ def finetune_states(s):
                     )
                     + L_dw*d*d_ff*(i_glu + 2)
                     + 3*L_gr*d*d_gr
-                    + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                     - L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -5088,6 +5142,7 @@ def finetune_states(s):
 
 
 def finetune_memory(s):
+    B_I = s['B_I']
     C_cen = s['C_cen']
     D_tg = s['D_tg']
     E = s['E']
@@ -5129,6 +5184,7 @@ def finetune_memory(s):
     L_s_rw = s['L_s_rw']
     L_s_sb = s['L_s_sb']
     L_s_sc = s['L_s_sc']
+    L_s_sel = s['L_s_sel']
     L_s_ssm = s['L_s_ssm']
     L_s_xa = s['L_s_xa']
     L_sc = s['L_sc']
@@ -5227,7 +5283,6 @@ def finetune_memory(s):
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
-    i_dsa = s['i_dsa']
     i_dual = s['i_dual']
     i_eager = s['i_eager']
     i_fa = s['i_fa']
@@ -5241,6 +5296,7 @@ def finetune_memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
@@ -5427,7 +5483,11 @@ def finetune_memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope2*i_mla*i_rnu*q_a
+                        T*h2*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -5446,10 +5506,6 @@ def finetune_memory(s):
                         + h2*i_gate*(
                             d_v2*q_a
                             + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -5481,7 +5537,11 @@ def finetune_memory(s):
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + L_s_sb*(
-                        d_ff*(
+                        T*h*i_scores*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_ff*(
                             4*a_down*i_frozen*i_hf*i_up
                             + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                             + q_a*(i_glu*i_hf + i_glu + 1)
@@ -5504,10 +5564,6 @@ def finetune_memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -5535,6 +5591,16 @@ def finetune_memory(s):
                         )
                     )
                     + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_sel*i_scores*(
+                        -T*h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
+                    )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
@@ -5563,7 +5629,11 @@ def finetune_memory(s):
                         )
                     )
                     + (L_s_att - L_s_att2)*(
-                        d_rope*i_mla*i_rnu*q_a
+                        T*h*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -5581,10 +5651,6 @@ def finetune_memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -5756,7 +5822,7 @@ def finetune_memory(s):
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
                         + 3*L_gr*d*d_gr
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -6272,7 +6338,7 @@ def finetune_memory(s):
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
                         + 3*L_gr*d*d_gr
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -6783,7 +6849,11 @@ def finetune_memory(s):
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
                     + L_s_att2*(
-                        d_rope2*i_mla*i_rnu*q_a
+                        T*h2*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -6802,10 +6872,6 @@ def finetune_memory(s):
                         + h2*i_gate*(
                             d_v2*q_a
                             + (d_v2*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h2*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(
@@ -6834,7 +6900,11 @@ def finetune_memory(s):
                     )
                     + L_s_rw*q_a*(9*d + 5*d_rw/n_tp)
                     + L_s_sb*(
-                        d_ff*(
+                        T*h*i_scores*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_ff*(
                             4*a_down*i_frozen*i_hf*i_up
                             + i_keep_down*q_l*(-i_frozen*i_hf*i_up + 1)
                             + q_a*(i_glu*i_hf + i_glu + 1)
@@ -6858,10 +6928,6 @@ def finetune_memory(s):
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
                         )/n_tp
-                        + h*i_scores*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )/n_tp
                         + i_diff*(
                             i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
                             + (1 - i_scores)*(d_v*h_t*q_a + (2*d_v*h*q_a + 4*h)/n_tp)
@@ -6883,6 +6949,16 @@ def finetune_memory(s):
                         )
                     )
                     + 6*L_s_sc*d*q_a/n_tp
+                    + L_s_sel*i_scores*(
+                        -T*h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )
+                        + h*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )*_minimum(T, B_I*K_I)
+                    )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
                     )
@@ -6911,7 +6987,11 @@ def finetune_memory(s):
                         )
                     )
                     + (L_s_att - L_s_att2)*(
-                        d_rope*i_mla*i_rnu*q_a
+                        T*h*i_scores*(i_diff + 1)*(
+                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
+                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
+                        )/n_tp
+                        + d_rope*i_mla*i_rnu*q_a
                         + d_v*h*(
                             4*a_o*i_frozen*i_hf*i_up
                             + q_lo*(
@@ -6929,10 +7009,6 @@ def finetune_memory(s):
                         )/n_tp
                         + h*i_gate*(
                             d_v*q_a + (d_v*(1 - i_gh) + i_gh)*(4*i_hf*i_lg + q_a*(-i_hf*i_lg + 1))
-                        )/n_tp
-                        + h*i_scores*(i_diff + 1)*(T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                            i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
-                            + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
                         )/n_tp
                         + i_diff*(
                             i_scores*q_a*(d_qk*h*_minimum(1, _maximum(0, h - h_kv)) + d_v*h)/n_tp
@@ -7057,6 +7133,7 @@ def finetune_memory(s):
 
 
 def finetune_flops(s):
+    B_I = s['B_I']
     C_cen = s['C_cen']
     D_tg = s['D_tg']
     E = s['E']
@@ -7092,6 +7169,7 @@ def finetune_flops(s):
     L_rw = s['L_rw']
     L_sb = s['L_sb']
     L_sc = s['L_sc']
+    L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     N_s = s['N_s']
@@ -7173,13 +7251,13 @@ def finetune_flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
-    i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -7314,7 +7392,7 @@ def finetune_flops(s):
                         )*_floordiv(_minimum(T, K_I*m_csa - 1), m_csa)
                     )
                 )
-                + h_I*(d_I + 1)*(
+                + h_I*(d_I + i_hw)*(
                     2*T*(1 - i_causal)*_floordiv(T, m_csa)
                     + i_causal*(
                         m_csa*(_floordiv(T, m_csa) - 1)*_floordiv(T, m_csa)
@@ -7329,7 +7407,7 @@ def finetune_flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + 3*L_idx*h_I*(d_I + 1)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + 3*L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
             + 3*L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -7461,7 +7539,7 @@ def finetune_flops(s):
                     + 2*L_gr*d_gr*k_gr
                     + 4*L_gr*d_gr*w_gr
                     + 4*L_hca*d*d_qk
-                    + 2*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                    + 2*L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                     - 2*L_kvs2*(
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -7512,7 +7590,20 @@ def finetune_flops(s):
                 )
             )
             + 3*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
-                (L_chk - L_chk2)*(
+                L_sel*(
+                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                    + i_causal*(
+                        B_I*(B_I + 1)*_floordiv(T, B_I)
+                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                        )
+                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                    )
+                )
+                + (L_chk - L_chk2)*(
                     i_causal*(
                         c*(c + 1)*_floordiv(T, c)
                         + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
@@ -7526,16 +7617,9 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
-                        2*T*(1 - i_causal)*_minimum(K_I, T)
-                        + i_causal*(
-                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                        )
-                    )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
+                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
+                )
             )
             + 3*h2*(
                 L_chk2*(
@@ -7552,20 +7636,26 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
-                        2*T*(1 - i_causal)*_minimum(K_I, T)
-                        + i_causal*(
-                            (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                            + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                        )
-                    )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att2 - L_chk2 - L_loc2)
+                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
             - i_frozen*i_rel*(
                 d_qk*h*(
-                    (L_chk - L_chk2)*(
+                    L_sel*(
+                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                        + i_causal*(
+                            B_I*(B_I + 1)*_floordiv(T, B_I)
+                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + _minimum(T, B_I*K_I)
+                                + 1
+                            )
+                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        )
+                    )
+                    + (L_chk - L_chk2)*(
                         i_causal*(
                             c*(c + 1)*_floordiv(T, c)
                             + (T - c*_floordiv(T, c))*(T - c*_floordiv(T, c) + 1)
@@ -7579,16 +7669,9 @@ def finetune_flops(s):
                             + (_minimum(T, w) + 1)*_minimum(T, w)
                         )
                     )
-                    + (
-                        i_dsa*(
-                            2*T*(1 - i_causal)*_minimum(K_I, T)
-                            + i_causal*(
-                                (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                                + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                            )
-                        )
-                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                    )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
+                        L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
+                    )
                 )
                 + d_qk2*h2*(
                     L_chk2*(
@@ -7605,16 +7688,7 @@ def finetune_flops(s):
                             + (_minimum(T, w) + 1)*_minimum(T, w)
                         )
                     )
-                    + (
-                        i_dsa*(
-                            2*T*(1 - i_causal)*_minimum(K_I, T)
-                            + i_causal*(
-                                (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
-                                + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
-                            )
-                        )
-                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                    )*(L_att2 - L_chk2 - L_loc2)
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
                 )
             )
         ),
@@ -7730,6 +7804,7 @@ def optimizer_states(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -7839,7 +7914,7 @@ def optimizer_states(s):
             - 12*L_gr*d*d_gr
             - 8*L_gr*d_gr*w_gr
             + 4*L_gr*(3*d + 7*d_gr)
-            - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - 4*L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
             - 4*L_kvs2*(1 - i_mla)*(d + d_qk2*h_kv2 + (1 - i_kev2)*(d + d_v2*h_kv2))
             + 4*L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -7933,7 +8008,7 @@ def optimizer_states(s):
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
-            - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            - 4*L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
             + 4*L_kvs2*_t14
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
             - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
@@ -8293,6 +8368,7 @@ def offload(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_head = s['i_head']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -8788,7 +8864,7 @@ def offload(s):
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
                         + 3*L_gr*d*d_gr
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -8988,7 +9064,7 @@ def offload(s):
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
                         + 3*L_gr*d*d_gr
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -9190,7 +9266,7 @@ def offload(s):
                             )
                             + L_dw*d*d_ff*(i_glu + 2)
                             + 3*L_gr*d*d_gr
-                            + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                            + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                             - L_kvs2*(
                                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -9677,7 +9753,7 @@ def offload(s):
                         )
                         + L_dw*d*d_ff*(i_glu + 2)
                         + 3*L_gr*d*d_gr
-                        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+                        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
                         - L_kvs2*(
                             d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
@@ -9894,6 +9970,7 @@ def precision(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -9948,58 +10025,59 @@ def precision(s):
     _t24 = L_att - L_att2
     _t25 = _t9*(1 - i_m2)
     _t26 = 2*L
-    _t27 = d*d_I
-    _t28 = d*h_I + d_I*h_I*r_q
-    _t29 = 2*N_s
-    _t30 = H_v*d_lk + _t14
-    _t31 = n_au**2
-    _t32 = _t19*d
-    _t33 = d_qk + d_v
-    _t34 = _t33*h_kv
-    _t35 = 2*L_sb
-    _t36 = _t12*i_hcm
-    _t37 = 1 - i_og
-    _t38 = d_v2*h2
-    _t39 = d*g_o*r_o
-    _t40 = 2*L_att2
-    _t41 = d_qk2*h2
-    _t42 = d*(1 - i_qlora)
-    _t43 = i_lg + 1
-    _t44 = 1 - i_gh
-    _t45 = 2*i_lg
-    _t46 = d*(1 - i_lg)
-    _t47 = 2*_t24
-    _t48 = H_v + _t14
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t27 = 2*N_s
+    _t28 = d*h_I
+    _t29 = d*d_I
+    _t30 = d_I*h_I
+    _t31 = H_v*d_lk + _t14
+    _t32 = n_au**2
+    _t33 = _t19*d
+    _t34 = d_qk + d_v
+    _t35 = _t34*h_kv
+    _t36 = 2*L_sb
+    _t37 = _t12*i_hcm
+    _t38 = 1 - i_og
+    _t39 = d_v2*h2
+    _t40 = d*g_o*r_o
+    _t41 = 2*L_att2
+    _t42 = d_qk2*h2
+    _t43 = d*(1 - i_qlora)
+    _t44 = i_lg + 1
+    _t45 = 1 - i_gh
+    _t46 = 2*i_lg
+    _t47 = d*(1 - i_lg)
+    _t48 = 2*_t24
+    _t49 = H_v + _t14
+    _t50 = d*(1 - i_mla)
+    _t51 = (
+        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
-    )
     _t52 = (
+        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t34 - d_rope))
+    )
+    _t53 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + L*_t1*p_le
         + L*_t3*r_lr
         + L_att2*_t13
-        + L_att2*_t50
+        + L_att2*_t51
         + L_csa*_t6*d_qk
-        + 2*L_csa*(4*_t27 + _t28)
+        + 2*L_csa*(_t28 + 4*_t29 + _t30*r_q)
         + L_dense*_t21
-        + 2*L_dn*i_cg*(_t0*r_g + _t30*r_g)
+        + 2*L_dn*i_cg*(_t0*r_g + _t31*r_g)
         + L_dw*_t21
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t27 + _t28)
-        - L_kvs2*_t50
+        + 2*L_idx*(_t28*i_hw + _t29 + _t30*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t51
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
         + L_sb*_t21
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t27 + H_s))
         - L_xa*_t21*(1 - i_img)
         + R_dt*_t25
         + V_cen*_t2
@@ -10014,32 +10092,32 @@ def precision(s):
         + _t11*(-2*i_au + 2*n_au)
         + _t13*_t24
         + _t14*_t15
-        + _t15*(2*H_k*d_lk + _t30*i_gf + _t48*(1 - i_cg) + _t48)
+        + _t15*(2*H_k*d_lk + _t31*i_gf + _t49*(1 - i_cg) + _t49)
         + _t17*_t18
         + _t22*_t23*d_e*k
         + _t22*(E_s*_t23*d_s + d*i_shared_gate)
-        + _t24*_t51
-        + _t25*(R_dt + _t29)
-        + _t26*(_t0*_t36 + d*n_hc*(2*_t36 + 4*n_hc))
-        + _t26*(_t31*d + _t31 + 2*d*n_au + n_au**3)
+        + _t24*_t52
+        + _t25*(R_dt + _t27)
+        + _t26*(_t0*_t37 + d*n_hc*(2*_t37 + 4*n_hc))
+        + _t26*(_t32*d + _t32 + 2*d*n_au + n_au**3)
         + _t3*d_emb*i_proj
-        + _t35*(i_sba*r_sb*(_t1 + _t16 + _t34) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t35*(_t0*_t34 + _t17 + _t32)
-        + _t40*h2*i_gate*(_t44*d_v2 + i_gh)*(_t45*r_q2 + _t46)
-        + _t40*(_t41*_t42 + i_qlora*(_t41*_t43*r_q2 + d*r_q2))
-        + _t40*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
-        + _t47*h*i_gate*(_t44*d_v + i_gh)*(_t45*r_q + _t46)
-        + _t47*(_t16*_t42 + i_qlora*(_t16*_t43*r_q + d*r_q))
-        + _t47*(_t32*_t37 + i_og*(_t19*r_o + _t39))
+        + _t36*(i_sba*r_sb*(_t1 + _t16 + _t35) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t36*(_t0*_t35 + _t17 + _t33)
+        + _t41*h2*i_gate*(_t45*d_v2 + i_gh)*(_t46*r_q2 + _t47)
+        + _t41*(_t42*_t43 + i_qlora*(_t42*_t44*r_q2 + d*r_q2))
+        + _t41*(_t38*_t39*d + i_og*(_t39*r_o + _t40))
+        + _t48*h*i_gate*(_t45*d_v + i_gh)*(_t46*r_q + _t47)
+        + _t48*(_t16*_t43 + i_qlora*(_t16*_t44*r_q + d*r_q))
+        + _t48*(_t33*_t38 + i_og*(_t19*r_o + _t40))
         + _t5*d_mk
         + _t5
-        - _t51*(L_kvs - L_kvs2)
+        - _t52*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
     )
     return {
-        'low_precision_forward': _t52,
-        'low_precision_train': _t52*(3 - i_frozen),
+        'low_precision_forward': _t53,
+        'low_precision_train': _t53*(3 - i_frozen),
     }
 
 
@@ -10105,6 +10183,7 @@ def precision_memory(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_lg = s['i_lg']
@@ -10164,7 +10243,7 @@ def precision_memory(s):
             )
             + L_dw*d*d_ff*(i_glu + 2)
             + 3*L_gr*d*d_gr
-            + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+            + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
             - L_kvs2*(
                 d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))

@@ -121,16 +121,19 @@ def _drafter_values(spec: ModelSpec) -> dict[str, int]:
 
 
 def _indexer_values(spec: ModelSpec) -> dict[str, int]:
-    """DeepSeek Sparse Attention's indexer sizes, its layers and indicator (0 without one), or
-    DeepSeek-V4's CSA indexer's (on its L_csa layers), and V4's compression rates and layers
-    (a model has one indexer or the other, calc.spec.attention)."""
+    """attention.indexer's sizes (DSA's, or MiniMax-M3's selecting blocks of B_I keys), its
+    layers and indicator (0 without one), or DeepSeek-V4's CSA indexer's (on its L_csa
+    layers), and V4's compression rates and layers (a model has one indexer or the other,
+    calc.spec.attention). Only MiniMax-M3's, without MLA, has no head weights (i_hw = 0)."""
     compression = spec.attention.compression
     dsa = spec.attention.indexer
     indexer = dsa or (compression.indexer if compression else None)
     return {
         "h_I": indexer.n_heads if indexer else 0, "d_I": indexer.head_dim if indexer else 0,
-        "K_I": indexer.topk if indexer else 1, "L_idx": spec.n_indexer_layers,
+        "K_I": indexer.topk if indexer else 1, "B_I": indexer.block_size if indexer else 1,
+        "L_idx": spec.n_indexer_layers, "L_sel": spec.n_selecting_layers,
         "i_dsa": int(dsa is not None),
+        "i_hw": int(indexer is not None and (dsa is None or spec.attention.mla is not None)),
         "m_csa": compression.sparse_rate if compression else 1,
         "m_hca": compression.heavy_rate if compression else 1,
         "L_csa": spec.n_sparse_layers, "L_hca": spec.n_heavy_layers,
@@ -274,8 +277,19 @@ def stage_values(spec: ModelSpec, tp: int, pp: int, split_embedding_loss: bool =
             if spec.shared_block else 0,
             "h_t": -(-spec.n_kv_heads // tp), "L_w": first + last * dualpipe,
             "L_s_att2": spec.attention_kinds[:first].count(spec.shaped_kind or "-"),
+            "L_s_sel": _stage_selecting(spec, first),
             **_stage_kv_shared(spec, first),
             "h_t2": -(-spec.heads_of(spec.shaped_kind or "")[1] // tp)}
+
+
+def _stage_selecting(spec: ModelSpec, first: int) -> int:
+    """Of the first stage's `first` layers, those that attend to the keys an indexer selects
+    (spec.n_selecting_layers: the global ones but attention.indexer.dense_layers)."""
+    indexer = spec.attention.indexer
+    if indexer is None:
+        return 0
+    return sum(kind == "global" and i not in indexer.dense_layers
+               for i, kind in enumerate(spec.attention_kinds[:first]))
 
 
 def _stage_kv_shared(spec: ModelSpec, first: int) -> dict[str, int]:

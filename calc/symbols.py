@@ -77,7 +77,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("h_I", "h_{I}", "DSA or CSA indexer heads (index_n_heads)", "size"),
     SymbolInfo("d_I", "d_{I}", "DSA or CSA indexer query/key width per head (index_head_dim)",
                "size"),
-    SymbolInfo("K_I", "K_{I}", "DSA or CSA: keys each query attends to (index_topk)", "size"),
+    SymbolInfo("K_I", "K_{I}", "DSA or CSA: keys each query attends to (index_topk); "
+               "MiniMax-M3: blocks of B_I keys (index_topk_blocks)", "size"),
+    SymbolInfo("B_I", "B_{I}", "keys of a block the indexer selects whole (MiniMax-M3's "
+               "index_block_size; 1 for DSA and CSA, which select keys)", "size"),
     SymbolInfo("m_csa", "m", "DeepSeek-V4 CSA: tokens pooled into one compressed entry "
                "(compress_rates; 1 without)", "size"),
     SymbolInfo("m_hca", "m'", "DeepSeek-V4 HCA: tokens pooled into one compressed entry "
@@ -90,6 +93,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
     SymbolInfo("L_idx", "L_{idx}", "attention layers with a DSA indexer of their own", "size"),
+    SymbolInfo("L_sel", "L_{sel}", "attention layers that attend to the keys an indexer "
+               "selects (attention.indexer: the global ones but its dense_layers)", "size"),
     SymbolInfo("L_att", "L_{att}", "layers with attention (all of them in a Transformer)",
                "size"),
     SymbolInfo("L_chk", "L_{chk}", "layers with chunked attention", "size"),
@@ -229,6 +234,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "(JetMoE)", "indicator"),
     SymbolInfo("i_dsa", r"\mathbb{1}_{dsa}", "DeepSeek Sparse Attention: the indexer's top K_I "
                "keys per query", "indicator"),
+    SymbolInfo("i_hw", r"\mathbb{1}_{hw}", "the indexer weighs its heads' scores by a weight "
+               "per head from the residual and reads the query latent (DSA, CSA; not "
+               "MiniMax-M3's, whose queries read the residual)", "indicator"),
     SymbolInfo("i_gn", r"\mathbb{1}_{gn}", "Mamba-2: gated RMSNorm before out_proj",
                "indicator"),
     SymbolInfo("i_dtn", r"\mathbb{1}_{dtn}", "Mamba: RMSNorms on Δ, B, C (Jamba)", "indicator"),
@@ -333,6 +341,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "memory"),
     SymbolInfo("L_s_att2", "L'_{s,att}", "of those, layers of the kind with head shapes of its "
                "own (attention.kind_shapes)", "memory"),
+    SymbolInfo("L_s_sel", "L_{s,sel}", "of the first stage's attention layers, those that "
+               "attend to the keys an indexer selects", "memory"),
     SymbolInfo("L_s_kvs", "L_{s,kvs}", "of the first stage's attention layers, those that read "
                "an earlier layer's keys and values (attention.kv_shared_layers)", "memory"),
     SymbolInfo("L_s_kvs2", "L'_{s,kvs}", "of those, layers of the kind with head shapes of its "
@@ -597,6 +607,7 @@ g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw"
 r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
 r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
+B_I, L_sel, i_hw, L_s_sel = (SYMBOLS[n] for n in ("B_I", "L_sel", "i_hw", "L_s_sel"))
 m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

@@ -189,9 +189,12 @@ def _bailing_hybrid(draw, model_type: str) -> dict:
 
 @st.composite
 def _minimax_m3(draw, model_type: str) -> dict:
-    """MiniMax-M3's text model without its sparse layers: GQA with per-head QK norms, MoE or
-    dense layers by mlp_layer_types or the legacy moe_layer_freq (else all MoE), the shared
-    expert's and the dense MLP's own widths; hidden_act any (the class sets silu)."""
+    """MiniMax-M3's text model: GQA with per-head QK norms, full_attention and block-sparse
+    minimax_m3_sparse layers by layer_types or the legacy sparse_attention_config (its
+    sparse_attention_freq and index keys), the indexer's heads dividing the query heads, a top-k
+    of blocks from its local blocks up; MoE or dense layers by mlp_layer_types or the legacy
+    moe_layer_freq (else all MoE), the shared expert's and the dense MLP's own widths;
+    hidden_act any (the class sets silu)."""
     layers, heads = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     experts = draw(st.integers(1, 4))
     config = {"num_hidden_layers": layers, "num_attention_heads": heads,
@@ -206,8 +209,22 @@ def _minimax_m3(draw, model_type: str) -> dict:
               "num_experts_per_tok": draw(st.integers(1, experts)),
               "hidden_act": draw(st.sampled_from(["silu", "gelu"])),
               "tie_word_embeddings": draw(st.booleans()), "max_position_embeddings": 64}
+    kinds = _layer_types(draw, layers, ["full_attention", "minimax_m3_sparse"])
+    topk = draw(st.integers(1, 3))
+    index = {"index_n_heads": draw(st.sampled_from(
+                 [k for k in range(1, heads + 1) if heads % k == 0])),
+             "index_head_dim": draw(st.sampled_from([2, 4])),
+             "index_block_size": draw(st.integers(1, 5)), "index_topk_blocks": topk,
+             "index_local_blocks": draw(st.integers(1, topk))}
     if draw(st.booleans()):
-        config["layer_types"] = ["full_attention"] * layers
+        config["layer_types"] = kinds
+        config.update(index)
+    else:  # the released checkpoint's form (MiniMaxM3VLTextConfig.__post_init__'s legacy keys)
+        legacy = dict(zip(("sparse_num_index_heads", "sparse_index_dim", "sparse_block_size",
+                           "sparse_topk_blocks", "sparse_local_block"), index.values(),
+                          strict=True))
+        config["sparse_attention_config"] = {
+            **legacy, "sparse_attention_freq": [int(k != "full_attention") for k in kinds]}
     placed = draw(st.sampled_from(["mlp_layer_types", "moe_layer_freq", "default"]))
     if placed != "default":
         kinds = _layer_types(draw, layers, ["dense", "sparse"])

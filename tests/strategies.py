@@ -296,6 +296,39 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
 
 
 @st.composite
+def block_sparse_specs(draw) -> calc.ModelSpec:
+    """MiniMax-M3's block-sparse attention (attention.indexer without MLA): GQA heads with or
+    without per-head QK norms, global layers that select K blocks of B keys or attend to every
+    key (indexer.dense_layers), sliding and lightning layers beside them, dense or MoE FFNs."""
+    heads = draw(st.integers(1, 4))
+    layers = draw(st.integers(1, 5))
+    kinds = draw(st.lists(st.sampled_from(["global", "local"]), min_size=1, max_size=2))
+    mixers = draw(st.lists(st.sampled_from(["attention", "lightning"]), min_size=1,
+                           max_size=2))
+    pattern = ("attention", *mixers)
+    lightning = any(pattern[i % len(pattern)] == "lightning" for i in range(layers))
+    spec = calc.ModelSpec.model_validate({
+        "vocab_size": draw(st.integers(2, 16)), "d_model": 4 * draw(st.integers(1, 4)),
+        "n_layers": layers, "context_length": 64, "position": {"kind": "rope"},
+        "attention": {"n_heads": heads, "n_kv_heads": draw(st.sampled_from(_divisors(heads))),
+                      "head_dim": draw(st.integers(1, 6)),
+                      "qk_norm": draw(st.sampled_from(["none", "head"])),
+                      "sliding_window": draw(st.integers(1, 8)),
+                      "layer_pattern": ("global", *kinds)},
+        "layers": {"mixer_pattern": pattern},
+        "lightning": {"n_heads": 1, "d_head": 2} if lightning else None,
+        "ffn": {"activation": "swiglu", "d_ff": draw(st.integers(1, 8))},
+        "moe": draw(st.none() | st.builds(dict, n_experts=st.just(3), top_k=st.integers(1, 3),
+                                          d_expert=st.integers(1, 4)))})
+    attending = [i for i, kind in enumerate(spec.attention_kinds) if kind == "global"]
+    dense = draw(st.lists(st.sampled_from(attending), unique=True, max_size=len(attending) - 1))
+    return spec.updated(**{"attention.indexer": {
+        "n_heads": draw(st.sampled_from(_divisors(heads))), "head_dim": draw(st.integers(1, 8)),
+        "topk": draw(st.integers(1, 4)), "block_size": draw(st.integers(1, 5)),
+        "dense_layers": sorted(dense)}})
+
+
+@st.composite
 def _gemma4_parts(draw, spec: calc.ModelSpec) -> dict:
     """Gemma 4's parts: keys used as values (the model's layers, or a kind's own), the last
     layers reading an earlier layer's keys and values (as many as leave a layer of each kind

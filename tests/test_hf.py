@@ -79,10 +79,11 @@ UNRELEASED = {
         ("beam", "reflection/Beam-1.0-501B-A23B"), ("axk2", "skt/A.X-K2"),
         ("dots3_note_text", "dots-studio/dots3-note-prev"),
         ("bailing_hybrid", "inclusionAI/Ling-3.0-Flash"))},
-    "minimax_m3_vl_text": "MiniMaxAI/MiniMax-M3's config.json (as public repositories quote "
-                          "it: sparse_attention_freq 0 on layers 0-2, 1 after) has "
-                          "minimax_m3_sparse layers, which calc refuses; calc reads configs "
-                          "without them",
+    "minimax_m3_vl_text": "no public copy of MiniMaxAI/MiniMax-M3's config.json was found "
+                          "whole with the project's code search (public repositories quote "
+                          "its text_config in tests: sparse_attention_freq and moe_layer_freq "
+                          "0 on layers 0-2, 1 after, the other fields the class's defaults); "
+                          "tests/test_hf_reference.py checks that layout",
     "zamba2": "Zyphra/Zamba2-1.2B's config.json at revision "
               "4f8e85cd31975fe07d8fc3145239d58913192294 (found whole) is in Zyphra's format "
               "before the transformers port (layers_block_type 'm'/'g', lora_rank, state_size, "

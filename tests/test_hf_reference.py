@@ -809,16 +809,44 @@ def test_random_bailing_hybrid_configs_match_transformers_and_export_back(config
         assert exported["model_type"] == "bailing_hybrid"
 
 
-# ---- MiniMax-M3's text model without its sparse layers --------------------------------------
+# ---- MiniMax-M3's text model, its block-sparse layers beside full ones ------------------------
 @one_feature
 @given(st.builds(dict, STRATEGIES["minimax_m3_vl_text"]("minimax_m3_vl_text"),
                  vocab_size=st.integers(1, 50)))
 def test_random_minimax_m3_configs_match_transformers(config):
-    """GQA with per-head QK norms, the sigmoid-routed experts beside one shared MLP of its own
-    width and the dense layers of theirs, placed by mlp_layer_types or moe_layer_freq, against
+    """GQA with per-head QK norms, block-sparse layers (the indexer's projections, its scores
+    over every key, attention over the selected blocks' keys: transformers masks the rest)
+    beside full ones, the sigmoid-routed experts beside one shared MLP of its own width and
+    the dense layers of theirs, placed by mlp_layer_types or moe_layer_freq, against
     transformers."""
     config = {"model_type": "minimax_m3_vl_text", **_NO_TOKENS, **config}
     assert_matches(spec_from_hf_config(config), config, 16)
+
+
+def test_minimax_m3_released_layout_matches_transformers():
+    """MiniMax-M3's released layout (its text_config as public repositories quote it, e.g.
+    mlxcel's test_m3_config_parsing: the class's defaults but sparse_attention_config's
+    sparse_attention_freq and moe_layer_freq, 0 on layers 0-2, 1 on 3-59): full attention and
+    dense MLPs on the first three layers, block-sparse attention and experts after; at T = 2100,
+    past the 16 blocks of 128 keys a query attends to, against transformers on meta."""
+    freq = [0, 0, 0] + [1] * 57
+    config = {"model_type": "minimax_m3_vl_text", "moe_layer_freq": freq,
+              "max_position_embeddings": 1048576, "sparse_attention_config": {
+                  "use_sparse_attention": True, "sparse_index_dim": 128,
+                  "sparse_num_index_heads": 4, "sparse_topk_blocks": 16,
+                  "sparse_block_size": 128, "sparse_init_block": 0, "sparse_local_block": 1,
+                  "sparse_score_type": "max", "sparse_disable_index_value": freq,
+                  "sparse_attention_freq": freq}}
+    spec = spec_from_hf_config(config)
+    indexer = spec.attention.indexer
+    assert indexer is not None and indexer.dense_layers == (0, 1, 2)
+    assert (indexer.n_heads, indexer.head_dim, indexer.topk, indexer.block_size) == (
+        4, 128, 16, 128)
+    counts = calc.count_params(spec)
+    # 57 MoE layers of 128 experts, 4 a token, each 3 · 6144 · 3072
+    assert counts.total == 426_174_565_632
+    assert counts.active == counts.total - 57 * (128 - 4) * 3 * 6144 * 3072 == 25_962_466_560
+    assert_matches(spec, config, 2100)
 
 
 # ---- lightning attention beside softmax attention (minimax) ---------------------------------

@@ -1,4 +1,5 @@
-"""DeepSeek Sparse Attention (attention.indexer): its counts by hand, its refusals, its readers.
+"""DeepSeek Sparse Attention and MiniMax-M3's block-sparse attention (attention.indexer): its
+counts by hand, its refusals, its readers; the block-sparse form against the reference model.
 
 The exact comparisons with torch and transformers run on random specs and configs elsewhere
 (tests/test_verify.py, tests/test_hf_reference.py draw indexers); here, the counts a reader can
@@ -10,11 +11,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import calc
 from calc.errors import CalcError
 from calc.hf import spec_from_hf_config
+from tests.draws import one_feature
 from tests.hf_released import CONFIGS
+from tests.strategies import block_sparse_specs
 
 MLA = {"q_lora_rank": 8, "kv_lora_rank": 4, "qk_nope_head_dim": 4, "qk_rope_head_dim": 4,
        "v_head_dim": 4}
@@ -70,8 +75,17 @@ def test_shared_layers_have_no_indexer_but_select_as_few_keys():
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"attention": {"n_heads": 2, "indexer": {"n_heads": 1, "head_dim": 4, "topk": 2}}},
-     "attention.indexer needs attention.mla with q_lora_rank"),
+    ({"attention": {"n_heads": 3, "indexer": {"n_heads": 2, "head_dim": 4, "topk": 2}}},
+     "attention.indexer.n_heads=2 must divide attention.n_heads=3"),
+    ({"attention": {"n_heads": 2, "mla": MLA, "indexer": {"n_heads": 1, "head_dim": 4,
+                                                          "topk": 2, "block_size": 4}}},
+     "attention.indexer.block_size=4 with attention.mla"),
+    ({"attention": {"n_heads": 2, "indexer": {"n_heads": 1, "head_dim": 4, "topk": 2,
+                                              "dense_layers": [0, 1]}}},
+     "dense_layers lists every global attention layer"),
+    ({"attention": {"n_heads": 2, "indexer": {"n_heads": 1, "head_dim": 4, "topk": 2,
+                                              "dense_layers": [2]}}},
+     "attention.indexer.dense_layers: layer 2 is not a global attention layer"),
     ({"attention": {"n_heads": 2, "mla": {**MLA, "q_lora_rank": None},
                     "indexer": {"n_heads": 1, "head_dim": 4, "topk": 2}}},
      "attention.indexer needs attention.mla with q_lora_rank"),
@@ -103,11 +117,11 @@ def test_a_bad_spec_file_is_one_line(cli, tmp_path):
     path = tmp_path / "dsa.toml"
     path.write_text('vocab_size = 10\nd_model = 16\nn_layers = 2\ncontext_length = 8\n'
                     'position = { kind = "rope" }\nffn = { activation = "gelu", d_ff = 8 }\n'
-                    'attention = { n_heads = 2, indexer = { n_heads = 1, head_dim = 4, '
+                    'attention = { n_heads = 3, indexer = { n_heads = 2, head_dim = 4, '
                     'topk = 2 } }\n')
     result = cli(str(path))
     assert result.code == 2 and result.err.count("\n") == 1
-    assert "attention.indexer needs attention.mla with q_lora_rank" in result.err
+    assert "attention.indexer.n_heads=2 must divide attention.n_heads=3" in result.err
 
 
 def test_glm_moe_dsa_reads_its_shared_layers():
@@ -141,3 +155,42 @@ def test_the_reference_model_attends_causally_to_selected_keys():
     logits = model(ids)
     assert torch.isfinite(logits).all()
     assert torch.allclose(logits[0, :-1], model(changed)[0, :-1])
+
+
+# ---- MiniMax-M3's block-sparse attention (attention.indexer without MLA) --------------------
+def _visible_keys(t: int, topk: int, block: int) -> int:
+    """The keys the t queries of a causal sequence attend to, one by one (MiniMaxM3VLIndexer:
+    the own block's visible keys and topk − 1 whole earlier blocks, or all while fewer)."""
+    return sum(min(i + 1, i % block + 1 + (topk - 1) * block) for i in range(t))
+
+
+@pytest.mark.parametrize("topk, block", [(1, 1), (2, 1), (1, 3), (2, 3), (3, 4)])
+def test_block_selection_counts_each_querys_keys_under_causal(topk, block):
+    """calc's closed form (flops._selected_per_sequence) against the keys counted query by
+    query, at lengths inside, at and past topk·block, whole blocks or not."""
+    spec = calc.ModelSpec.model_validate({
+        "vocab_size": 10, "d_model": 8, "n_layers": 2, "context_length": 64,
+        "position": {"kind": "rope"}, "ffn": {"activation": "swiglu", "d_ff": 8},
+        "attention": {"n_heads": 2, "head_dim": 4, "indexer": {
+            "n_heads": 1, "head_dim": 4, "topk": topk, "block_size": block,
+            "dense_layers": [0]}}})
+    dense = spec.updated(**{"attention.indexer": None})
+    for t in range(1, 3 * topk * block + 3):
+        pair, scores = 2 * 2 * (4 + 4), 2 * 1 * 4 * t * (t + 1) // 2
+        masked = pair * (t * (t + 1) // 2 - _visible_keys(t, topk, block))
+        assert (calc.count_flops(spec, t, "causal").attention_per_sequence
+                == calc.count_flops(dense, t, "causal").attention_per_sequence
+                - masked + scores), t
+
+
+@one_feature
+@given(spec=block_sparse_specs(), seq_len=st.integers(1, 24),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_block_sparse_specs_verify_exactly(spec, seq_len, device):
+    """Block-sparse layers beside dense global, sliding and lightning layers: the indexer's
+    projections, its scores over every key, and QKᵀ and A·V over the keys of the selected
+    blocks, against the reference model (calc.verify.indexer.BlockIndexer)."""
+    from calc.reports.verify import verify
+
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]

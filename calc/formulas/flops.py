@@ -75,6 +75,7 @@ import sympy
 
 from calc.formulas import mixers, params
 from calc.symbols import (
+    B_I,
     K_I,
     E_s,
     L,
@@ -95,6 +96,7 @@ from calc.symbols import (
     L_rw,
     L_sb,
     L_sc,
+    L_sel,
     L_ssm,
     L_xa,
     T,
@@ -115,8 +117,8 @@ from calc.symbols import (
     i_causal,
     i_cen,
     i_diff,
-    i_dsa,
     i_hcm,
+    i_hw,
     i_img,
     i_ph,
     i_proj,
@@ -182,17 +184,43 @@ PAIR = h * (d_qk + (1 + i_diff) * d_v + i_rel * d_qk)
 PAIR2 = params.of_kind(PAIR)
 L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without positions)
 L_GLOBAL2 = L_att2 - L_loc2 - L_chk2  # of them, those with the other head shapes
-# DSA: a global layer's query attends to min(K_I, keys it sees), as a window of K_I would
-# (query i sees min(i, K_I) under causal); the indexer scores all keys it sees, h_I·(d_I + 1)
-# per doubled pair (q·k over d_I, then the head weights' sum over h_I).
-GLOBAL_KEYS = (i_dsa * _keys_per_sequence(sympy.Min(T, K_I))
-               + (1 - i_dsa) * _keys_per_sequence(T))
-INDEXER_PAIR = h_I * (d_I + 1)
+
+
+def _selected_per_sequence() -> sympy.Expr:
+    """Twice the (query, key) pairs of one sequence of T tokens on a layer whose indexer picks
+    K_I blocks of B_I keys per query (DSA: B_I = 1, keys).
+
+    Causal: query i (1-based) attends to the visible part of its own block, (i − 1) mod B + 1
+    keys, and to K − 1 whole earlier blocks, or to all i keys while its blocks number at most K
+    (i <= m = min(T, K·B); MiniMaxM3VLIndexer: the own block is a local block, scored +inf,
+    and the top-k of fewer blocks keeps them all). With S(n) = Σ_{j<n} (j mod B + 1), twice it
+    B(B + 1)·⌊n/B⌋ + r(r + 1), r = n − B⌊n/B⌋: 2Σ = m(m + 1) + 2(T − m)(K − 1)B + 2S(T) − 2S(m).
+    Full: every query attends to min(T, K·B) keys, as a window of K·B would (DSA: min(T, K)).
+    """
+    m = sympy.Min(T, K_I * B_I)
+
+    def twice_s(n: sympy.Expr) -> sympy.Expr:
+        q = sympy.floor(n / B_I)
+        r = n - B_I * q
+        return B_I * (B_I + 1) * q + r * (r + 1)
+
+    causal = m * (m + 1) + 2 * (T - m) * (K_I - 1) * B_I + twice_s(T) - twice_s(m)
+    return i_causal * causal + (1 - i_causal) * 2 * T * m
+
+
+# Indexer layers (calc.spec.attention.IndexerSpec): the L_sel global layers that attend to the
+# keys their indexer selects, K_I keys (DSA) or K_I blocks of B_I keys (MiniMax-M3) a query;
+# the indexer scores all keys it sees, h_I·d_I per doubled pair (q·k over d_I), plus h_I for
+# the head weights' sum where it weighs its heads (i_hw: DSA's matmul over h_I); MiniMax-M3
+# takes a block's maximum of its keys' scores (a comparison: 0, as softmax).
+SELECTED_KEYS = _selected_per_sequence()
+GLOBAL_KEYS = _keys_per_sequence(T)
+INDEXER_PAIR = h_I * (d_I + i_hw)
 LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 # Twice the (query, key) pairs of one sequence over the layers of the model's head shapes and
 # over the L'_att layers of the other kind's (attention.kind_shapes)
-PAIRS = ((L_GLOBAL - L_GLOBAL2) * GLOBAL_KEYS + (L_loc - L_loc2) * LOCAL_KEYS
-         + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE)
+PAIRS = ((L_GLOBAL - L_GLOBAL2 - L_sel) * GLOBAL_KEYS + L_sel * SELECTED_KEYS
+         + (L_loc - L_loc2) * LOCAL_KEYS + (L_chk - L_chk2) * CHUNKED_KEYS_PER_SEQUENCE)
 PAIRS2 = L_GLOBAL2 * GLOBAL_KEYS + L_loc2 * LOCAL_KEYS + L_chk2 * CHUNKED_KEYS_PER_SEQUENCE
 # The shared block's attention (calc.spec.layers.SharedBlockSpec) is global and plain: PAIR
 # (no relative positions, differential maps or indexer with it) at each of its L_sb depths.
@@ -243,14 +271,16 @@ ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
                                  + COMPRESSED_SCORES_PER_SEQUENCE)
 CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
-# in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
-GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
+# in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far; on a selecting layer the
+# visible part of its own block and K_I − 1 earlier blocks of B_I, or all T while they are fewer
+# (DSA: min(T, K_I)).
+SELECTED_SEEN = sympy.Min(T, (K_I - 1) * B_I + (T - 1) - B_I * sympy.floor((T - 1) / B_I) + 1)
 CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
 INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
-    (L_GLOBAL - L_GLOBAL2) * GLOBAL_SEEN + (L_loc - L_loc2) * sympy.Min(T, w)
-    + (L_chk - L_chk2) * CHUNK_SEEN
+    (L_GLOBAL - L_GLOBAL2 - L_sel) * T + L_sel * SELECTED_SEEN
+    + (L_loc - L_loc2) * sympy.Min(T, w) + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
-    L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
+    L_GLOBAL2 * T + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
 ) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T + FMA * L_xa * CROSS_PAIR * T_img
     # DeepSeek-V4: the ⌊T/m⌋ compressed entries of a token at context T
     + FMA * L_hca * COMPRESSED_PAIR * sympy.floor(T / m_hca)

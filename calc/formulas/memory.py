@@ -49,6 +49,7 @@ import sympy
 from calc.counting import GIB, MASK_BYTES, TOKEN_ID_BYTES
 from calc.formulas import mixers, params
 from calc.symbols import (
+    B_I,
     E_0,
     K_I,
     SYMBOLS,
@@ -71,6 +72,7 @@ from calc.symbols import (
     L_s_rw,
     L_s_sb,
     L_s_sc,
+    L_s_sel,
     L_s_ssm,
     L_s_xa,
     L_sm,
@@ -458,17 +460,27 @@ MLP_MOE = ((1 + i_glu) * (q_a + i_swr * (q_l - q_a)) * (k * d_e + E_s * d_s)
            + ADAPTER_COPY * i_shared_gate * a_shared_expert_gate * d
            + MLP_MOE_HF)
 # The s×s attention scores per token: softmax output, dropout mask and dropout output (5·a·s);
-# without dropout the softmax output serves A·V too. Under DeepSeek Sparse Attention a query
-# scores only its min(K_I, s) selected keys. DSA's indexer keeps nothing for the backward: its
-# top-k passes no gradient (transformers runs it under torch.no_grad); its h_I·s scores per
-# token are a transient of the forward, not counted.
+# without dropout the softmax output serves A·V too. On the L_s_sel layers that attend to the
+# keys an indexer selects a query scores only its min(s, K_I·B_I) selected keys (DSA: K_I keys,
+# MiniMax-M3: K_I blocks of B_I). The indexer keeps nothing for the backward: its top-k passes
+# no gradient (transformers runs DSA's under torch.no_grad, and MiniMax-M3's selection is
+# integer indices); its h_I·s scores per token are a transient of the forward, not counted.
 # transformers' eager attention takes the softmax in fp32 and keeps it beside its q_a copy (one
 # tensor when the activations are fp32, i_up = 0); its dropout, when on, keeps the mask and
 # the dropped copy instead of the q_a copy.
-KEYS_SCORED = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
-SCORES = h * KEYS_SCORED * (
-    (1 - i_hf) * (q_a + i_drop * (MASK_BYTES + q_a))
-    + i_hf * (4 + i_up * (1 - i_drop) * q_a + i_drop * (MASK_BYTES + q_a)))
+
+
+def _scores(keys: sympy.Expr) -> sympy.Expr:
+    """The scores one attention layer keeps a token when its queries score `keys` keys."""
+    return h * keys * (
+        (1 - i_hf) * (q_a + i_drop * (MASK_BYTES + q_a))
+        + i_hf * (4 + i_up * (1 - i_drop) * q_a + i_drop * (MASK_BYTES + q_a)))
+
+
+SCORES = _scores(T)
+SELECTED_SCORES = _scores(sympy.Min(T, K_I * B_I))
+# one layer's: a selecting layer's where the model has an indexer
+LAYER_SCORES = i_dsa * SELECTED_SCORES + (1 - i_dsa) * SCORES
 # The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits
 # them by heads or channels, as attention by heads (Megatron-LM's MambaMixer and GatedDeltaNet;
 # vLLM's MambaMixer and ShortConv for Mamba-1 and LFM2): in_proj column-parallel, the conv, the
@@ -526,6 +538,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
      + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER))
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
+    + L_s_sel * i_scores * (SELECTED_SCORES - SCORES) / n_tp
     - over_stage_kv_shared(KV_OWN_PER_RANK)
     + ((L_s_dense + L_s_dw) * MLP_DENSE + L_sm * MLP_MOE) / n_tp
     + L_s_ssm * MIXERS_PER_RANK["mamba"] + L_s_dn * MIXERS_PER_RANK["deltanet"]
@@ -597,7 +610,7 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
 # One layer for one micro-batch, as Korthikanti et al. tabulate it (a dense layer).
 ACTIVATIONS_PER_LAYER = TOKENS * (
     (1 - i_full) * ((OUTSIDE + HC_STORED) / n_tp**i_sp + ATTENTION_PER_RANK
-                    + ((1 + i_diff) * i_scores * SCORES + MLP_DENSE) / n_tp)
+                    + ((1 + i_diff) * i_scores * LAYER_SCORES + MLP_DENSE) / n_tp)
     + i_full * RESIDUAL_WIDTH * q_a / n_tp**i_sp)
 # One mixer of each other kind for one micro-batch (its in_proj input included; its norm, FFN
 # and dropout masks not), without recomputation.

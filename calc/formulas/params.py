@@ -91,6 +91,7 @@ from calc.symbols import (
     i_glu,
     i_hc,
     i_hcm,
+    i_hw,
     i_kev,
     i_kev2,
     i_krn,
@@ -242,7 +243,11 @@ NORM_GATE_WEIGHTS: dict[str, sympy.Expr] = {"norm_gates": 2 * d * r_ng}
 # (L_idx; GLM-5's "shared" layers reuse an earlier one's keys): wq_b r_q → h_I·d_I from MLA's
 # query latent, wk d → d_I (one key per token), weights_proj d → h_I (a weight per head), all
 # without bias; k_norm is an nn.LayerNorm(d_I) with γ and β whatever the model's norm.
-INDEXER_WEIGHTS: dict[str, sympy.Expr] = {"attention/indexer": r_q * h_I * d_I + d * d_I + d * h_I}
+# MiniMax-M3's (i_hw = 0; modeling_minimax_m3_vl.py MiniMaxM3VLIndexer, on its
+# minimax_m3_sparse layers): q_proj d → h_I·d_I from the residual, k_proj d → d_I, no head
+# weights; q_norm and k_norm are RMSNorms of d_I with γ, 2·d_I as DSA's LayerNorm.
+INDEXER_WEIGHTS: dict[str, sympy.Expr] = {
+    "attention/indexer": (i_hw * r_q + (1 - i_hw) * d) * h_I * d_I + d * d_I + i_hw * d * h_I}
 INDEXER: dict[str, sympy.Expr] = {"attention/indexer": INDEXER_WEIGHTS["attention/indexer"]
                                   + 2 * d_I}
 

@@ -38,10 +38,10 @@ CONVENTIONS = [
     "multiply, add or subtract on the "
     "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
     "matmuls by FlopCounterMode.",
-    "DeepSeek Sparse Attention: the indexer's top-k selection passes no gradient, so torch's "
-    "backward has none of the indexer's products (its projections and its scores over every "
-    "key); the backward check leaves them out. calc's training FLOPs count the indexer as "
-    "trained (3 × forward), as by a loss of its own.",
+    "DeepSeek Sparse Attention and MiniMax-M3's block-sparse attention: the indexer's top-k "
+    "selection passes no gradient, so torch's backward has none of the indexer's products (its "
+    "projections and its scores over every key); the backward check leaves them out. calc's "
+    "training FLOPs count the indexer as trained (3 × forward), as by a loss of its own.",
     "DeepSeek-V4's compressed layers: the CSA indexer's selection passes no gradient either "
     "(its compressor, projections and scores over the entries), nor does a compressor before "
     "its first whole window (no entry reads its projections); the backward check leaves them "
@@ -167,14 +167,16 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
 
 def _selection(spec: ModelSpec, by_component: dict[str, int], t: int, batch: int) -> int:
     """The forward FLOPs no gradient reaches: DSA's indexers (their projections, and their
-    scores q·k and head sum over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair);
+    scores q·k and head sum over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair;
+    MiniMax-M3's, without MLA, have no head sum: 2·h_I·d_I);
     DeepSeek-V4's CSA indexers (the same over the ⌊t/m⌋ entries) and its compressors while t
     is shorter than their window (they make no entry)."""
     att = spec.attention
     indexer, comp = att.indexer, att.compression
     total = 0
     if indexer is not None:
-        scores = 2 * indexer.n_heads * (indexer.head_dim + 1) * t * t * batch
+        weights = int(att.mla is not None)
+        scores = 2 * indexer.n_heads * (indexer.head_dim + weights) * t * t * batch
         total += by_component.get("attention/indexer", 0) + spec.n_indexer_layers * scores
     if comp is not None:
         if comp.indexer is not None:

@@ -42,26 +42,43 @@ class MLASpec(Frozen):
 
 
 class IndexerSpec(Frozen):
-    """DeepSeek Sparse Attention (DSA; DeepSeek-V3.2-Exp, transformers' modeling_deepseek_v32.py
-    DeepseekV32Indexer): a lightning indexer scores every earlier key for each query, and the
-    attention then attends to the top `topk` keys only.
+    """A lightning indexer that picks the keys each query attends to: DeepSeek Sparse Attention
+    (DSA; DeepSeek-V3.2-Exp, transformers' modeling_deepseek_v32.py DeepseekV32Indexer) picks
+    `topk` keys, MiniMax-M3's block-sparse attention (modeling_minimax_m3_vl.py
+    MiniMaxM3VLIndexer) `topk` blocks of `block_size` keys.
 
-    The indexer's queries come from MLA's query latent (wq_b: r_q → n_heads·head_dim), its one
-    key per token from the residual (wk: d → head_dim, then a LayerNorm with bias), and a weight
-    per head from the residual (weights_proj: d → n_heads); RoPE turns the first
-    qk_rope_head_dim of each head. A key's score is Σ_heads weight · ReLU(q·k).
+    With attention.mla (DSA) the indexer's queries come from MLA's query latent (wq_b: r_q →
+    n_heads·head_dim), its one key per token from the residual (wk: d → head_dim, then a
+    LayerNorm with bias), and a weight per head from the residual (weights_proj: d → n_heads);
+    RoPE turns the first qk_rope_head_dim of each head. A key's score is Σ_heads weight ·
+    ReLU(q·k). Without MLA (MiniMax-M3) its queries come from the residual (q_proj: d →
+    n_heads·head_dim), its key too (k_proj: d → head_dim), each query head and the key through
+    an RMSNorm of head_dim with γ; there are no head weights: each head scores every key by q·k,
+    a block by its keys' maximum, and picks its own blocks for the attention.n_heads / n_heads
+    query heads of its group, the query's own block always among them (index_local_blocks >= 1).
     """
 
     n_heads: int = Field(ge=1, le=MAX_HEADS, description="indexer heads (index_n_heads)")
     head_dim: int = Field(ge=1, le=MAX_WIDTH, description="indexer query/key width per head "
                                                           "(index_head_dim)")
     topk: int = Field(ge=1, le=MAX_TOKENS_CONTEXT,
-                      description="keys each query attends to (index_topk; all of them when "
-                                  "fewer are visible)")
+                      description="keys, or blocks of block_size keys, each query attends to "
+                                  "(index_topk, index_topk_blocks; all of them when fewer are "
+                                  "visible)")
+    block_size: int = Field(
+        1, ge=1, le=MAX_TOKENS_CONTEXT,
+        description="keys of one block the indexer selects whole (MiniMax-M3's "
+                    "index_block_size; 1: DSA selects keys); a query attends to the visible "
+                    "part of its own block and topk − 1 earlier blocks")
     shared_layers: tuple[int, ...] = Field(
         (), max_length=MAX_LAYERS,
         description="0-based attention layers without an indexer of their own, which reuse the "
                     "previous indexer layer's keys (GLM-5's indexer_types \"shared\")")
+    dense_layers: tuple[int, ...] = Field(
+        (), max_length=MAX_LAYERS,
+        description="0-based global attention layers without an indexer, attending to every "
+                    "key they see (MiniMax-M3's full_attention layers beside its "
+                    "minimax_m3_sparse ones)")
 
 
 class OutputGroupsSpec(Frozen):
@@ -342,17 +359,37 @@ class AttentionSpec(Frozen):
                              "one value per channel from the query latent)")
 
     def _check_indexer(self) -> None:
-        """The indexer's queries come from MLA's query latent, and RoPE turns the first
-        qk_rope_head_dim of each indexer head (DeepseekV32Indexer)."""
+        """DSA's indexer reads MLA's query latent, and RoPE turns the first qk_rope_head_dim of
+        each indexer head (DeepseekV32Indexer); MiniMax-M3's, without MLA, reads the residual
+        and each of its heads selects for a group of whole query heads (MiniMaxM3VLIndexer
+        .build_block_mask repeats a head's selection n_heads / index_n_heads times)."""
         mla, indexer = self.mla, self.indexer
         assert indexer is not None
-        if mla is None or mla.q_lora_rank is None:
-            raise ValueError("attention.indexer needs attention.mla with q_lora_rank: its "
-                             "queries are projected from MLA's query latent")
-        if indexer.head_dim < mla.qk_rope_head_dim:
-            raise ValueError(f"attention.indexer.head_dim={indexer.head_dim} must be >= "
-                             f"attention.mla.qk_rope_head_dim={mla.qk_rope_head_dim} (RoPE "
-                             f"turns that part of each indexer head)")
+        if mla is not None:
+            if mla.q_lora_rank is None:
+                raise ValueError("attention.indexer needs attention.mla with q_lora_rank: its "
+                                 "queries are projected from MLA's query latent (without MLA "
+                                 "they come from the residual, MiniMax-M3's)")
+            if indexer.head_dim < mla.qk_rope_head_dim:
+                raise ValueError(f"attention.indexer.head_dim={indexer.head_dim} must be >= "
+                                 f"attention.mla.qk_rope_head_dim={mla.qk_rope_head_dim} (RoPE "
+                                 f"turns that part of each indexer head)")
+            if indexer.block_size != 1:
+                raise ValueError(f"attention.indexer.block_size={indexer.block_size} with "
+                                 f"attention.mla: DSA's indexer selects keys (1); blocks are "
+                                 f"MiniMax-M3's, without MLA")
+        else:
+            if self.experts is not None or self.differential or self.q_lora_rank is not None:
+                raise ValueError("attention.indexer without attention.mla is not defined with "
+                                 "attention.experts, attention.differential or "
+                                 "attention.q_lora_rank")
+            if self.n_heads % indexer.n_heads:
+                raise ValueError(f"attention.indexer.n_heads={indexer.n_heads} must divide "
+                                 f"attention.n_heads={self.n_heads} (each indexer head selects "
+                                 f"for a group of query heads)")
+            if indexer.shared_layers:
+                raise ValueError("attention.indexer.shared_layers needs attention.mla (GLM-5's "
+                                 "shared indexer layers are DSA's)")
         # dots3: the indexer sits on the global layers, the local ones slide over their window
         if self.chunk_size or "nope" in self.pattern or "chunked" in self.pattern:
             raise ValueError("attention.indexer selects among all earlier keys of the global "

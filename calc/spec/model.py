@@ -516,7 +516,8 @@ class ModelSpec(Frozen):
 
     def _check_indexer(self) -> None:
         """DSA's indexer is on every global attention layer but the shared ones, which reuse
-        the keys of an earlier indexer layer (GlmMoeDsaAttention); the others are local
+        the keys of an earlier indexer layer (GlmMoeDsaAttention), and the dense ones, which
+        attend to every key (MiniMax-M3's full_attention layers); the others are local
         (dots3's sliding layers, without an indexer)."""
         indexer = self.attention.indexer
         assert indexer is not None
@@ -524,14 +525,23 @@ class ModelSpec(Frozen):
         if {kind for kind in self.attention_kinds if kind} - {"global", "local"}:
             raise ValueError("attention.indexer: every attention layer must be global or local "
                              "(layers.exceptions sets another attention kind)")
-        shared = indexer.shared_layers
-        if len(set(shared)) != len(shared):
-            raise ValueError("attention.indexer.shared_layers: a layer is listed twice")
-        for i in shared:
-            if i not in attending:
-                raise ValueError(f"attention.indexer.shared_layers: layer {i} is not a "
-                                 f"global attention layer of the {self.n_layers}")
-            if i == attending[0]:
+        for name in ("shared_layers", "dense_layers"):
+            listed = getattr(indexer, name)
+            if len(set(listed)) != len(listed):
+                raise ValueError(f"attention.indexer.{name}: a layer is listed twice")
+            for i in listed:
+                if i not in attending:
+                    raise ValueError(f"attention.indexer.{name}: layer {i} is not a global "
+                                     f"attention layer of the {self.n_layers}")
+        if set(indexer.shared_layers) & set(indexer.dense_layers):
+            raise ValueError("attention.indexer: a layer is both in shared_layers and in "
+                             "dense_layers")
+        selecting = [i for i in attending if i not in indexer.dense_layers]
+        if indexer.dense_layers and not selecting:
+            raise ValueError("attention.indexer.dense_layers lists every global attention "
+                             "layer: leave attention.indexer out")
+        for i in indexer.shared_layers:
+            if i == selecting[0]:
                 raise ValueError(f"attention.indexer.shared_layers: layer {i} is the first "
                                  f"global attention layer; no earlier indexer picks its keys")
 
@@ -564,12 +574,20 @@ class ModelSpec(Frozen):
 
     @property
     def n_indexer_layers(self) -> int:
-        """Attention layers with DSA's indexer of their own (0 without attention.indexer)."""
+        """Attention layers with an indexer of their own (0 without attention.indexer)."""
         indexer = self.attention.indexer
         if indexer is None:
             return 0
-        # on the global layers only (dots3's sliding layers have none)
-        return self.attention_kinds.count("global") - len(indexer.shared_layers)
+        return self.n_selecting_layers - len(indexer.shared_layers)
+
+    @property
+    def n_selecting_layers(self) -> int:
+        """Attention layers that attend to the keys an indexer selects: the global ones but
+        attention.indexer.dense_layers (dots3's sliding layers have none); 0 without one."""
+        indexer = self.attention.indexer
+        if indexer is None:
+            return 0
+        return self.attention_kinds.count("global") - len(indexer.dense_layers)
 
     def _check_layers(self) -> None:
         """Every layer kind has its part, every part is used, and the counts stay uniform."""

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.compressor import CompressedIndexer, Compressor, select_entries, visible
-from calc.verify.indexer import Indexer, attend_selected, select
+from calc.verify.indexer import BlockIndexer, Indexer, attend_selected, select, select_blocks
 from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
 
@@ -86,7 +86,7 @@ class PositionBias(nn.Module):
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
-    def __init__(self, spec: ModelSpec, kind: str, indexed: bool = True, own_kv: bool = True,
+    def __init__(self, spec: ModelSpec, kind: str, indexed: bool | None = True, own_kv: bool = True,
                  out_bias: bool = False, compressed: str = ""):
         super().__init__()
         tag(self, "attention/scores")
@@ -177,9 +177,13 @@ class Attention(nn.Module):
         self.sub_norm = (make_norm(spec.norm, self.h * self.d_v, "attention/sub_norm")
                          if spec.norm.sub_norms else None)
         # DSA: this layer's own indexer, or (a shared layer) the keys an earlier one selected,
-        # linked by the model after building (`shares`: a plain tuple, not a submodule)
-        self.dsa = att.indexer is not None and kind == "global"  # dots3: not on local layers
-        self.indexer = Indexer(spec) if self.dsa and indexed else None
+        # linked by the model after building (`shares`: a plain tuple, not a submodule);
+        # MiniMax-M3's without MLA; none on a dense layer (indexed None: dense_layers)
+        self.dsa = (att.indexer is not None and kind == "global"  # dots3: not on local layers
+                    and indexed is not None)
+        self.indexer: Indexer | BlockIndexer | None = None
+        if self.dsa and indexed:
+            self.indexer = Indexer(spec) if att.mla is not None else BlockIndexer(spec)
         self.shares: tuple[Attention, ...] = ()
         self.selected: Tensor | None = None
         # attention.kv_shared_layers: the layer whose keys and values this one reads (linked
@@ -221,6 +225,8 @@ class Attention(nn.Module):
         if self.rope:
             q = rope(q, positions)
         k, v = self._own_kv(x, positions) if self.kv is not None else self._read_kv(q)
+        if isinstance(self.indexer, BlockIndexer):  # MiniMax-M3: the residual's queries
+            self.selected = select_blocks(self.indexer, *self.indexer(x, positions))
         if self.differential is not None:  # the first half's values beside the second half's
             v = torch.cat([half.repeat(1, 2, 1, 1) for half in v.chunk(2, dim=1)], dim=-1)
         if self.h_kv != self.h:  # GQA/MQA: shared keys, still scored by every query head

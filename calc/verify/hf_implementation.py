@@ -28,7 +28,10 @@ paths are what FlopCounterMode sees:
   T), and "train_with_padding" pads T up to whole chunks and computes the padding too;
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
-  and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
+  and A·V over all T keys, where calc counts the min(index_topk, T) selected ones; MiniMax-M3's
+  minimax_m3_sparse layers (MiniMaxM3VLAttention, MiniMaxM3VLIndexer.build_block_mask on the
+  eager and SDPA paths) the same, where calc counts the min(index_topk_blocks ·
+  index_block_size, T) keys of the selected blocks;
 - DeepSeek-V4's compressed sparse layers (DeepseekV4CSACompressor, DeepseekV4Attention) fold
   the compressed entries the indexer did not select into the attention mask (block_bias) and
   compute QKᵀ and A·V over all ⌊T/m⌋ of them, where calc counts the min(index_topk, ⌊T/m⌋)
@@ -217,11 +220,13 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         total += (unmasked.forward - flops.forward) * t
         changed.append("sliding layers: every key scored, those outside the window masked")
     indexer = spec.attention.indexer
-    if indexer is not None and indexer.topk < t:
+    if indexer is not None and indexer.topk * indexer.block_size < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
-        # the global layers only: dots3's sliding layers have no indexer
-        total += spec.attention_kinds.count("global") * pair * t * (t - indexer.topk)
-        changed.append("DSA: attention over every key, the unselected ones masked")
+        # the selecting layers only: dots3's sliding layers and MiniMax-M3's full_attention
+        # layers have no indexer
+        selected = indexer.topk * indexer.block_size
+        total += spec.n_selecting_layers * pair * t * (t - selected)
+        changed.append("DSA, MiniMax-M3: attention over every key, the unselected ones masked")
     compression = spec.attention.compression
     if compression is not None and compression.indexer is not None:
         indexer, entries = compression.indexer, t // compression.sparse_rate

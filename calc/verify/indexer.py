@@ -1,11 +1,13 @@
-"""DeepSeek Sparse Attention in the reference model: the lightning indexer and the attention
-over the keys it selects (DeepSeek-V3.2-Exp; transformers 5.24.0 modeling_deepseek_v32.py,
-DeepseekV32Indexer and DeepseekV32Attention).
+"""Selecting attention in the reference model: DeepSeek Sparse Attention's lightning indexer
+(DeepSeek-V3.2-Exp; transformers 5.24.0 modeling_deepseek_v32.py, DeepseekV32Indexer and
+DeepseekV32Attention), MiniMax-M3's block indexer (modeling_minimax_m3_vl.py
+MiniMaxM3VLIndexer), and the attention over the keys they select.
 
-The indexer's projections are tagged attention/indexer; its scores against every key and the
+The indexers' projections are tagged attention/indexer; their scores against every key and the
 attention over the selected keys run in the attention module, tagged attention/scores, as
 calc.formulas.flops counts them. Unlike transformers, which masks dense scores, each query here
-multiplies only its min(topk, T) selected keys.
+multiplies only its min(topk, T) selected keys, or the min(topk·block_size, T) keys of its
+selected blocks.
 """
 
 from __future__ import annotations
@@ -60,15 +62,66 @@ def select(indexer: Indexer, q: Tensor, k: Tensor, weights: Tensor) -> Tensor:
     return index.topk(min(indexer.topk, t), dim=-1).indices
 
 
+class BlockIndexer(nn.Module):
+    """MiniMax-M3's indexer, without MLA: q_proj d → h_I·d_I and k_proj d → d_I from the
+    residual, without bias; q_norm over each head and k_norm, RMSNorms of d_I with γ; RoPE on
+    both (elementwise). No head weights: each head picks its own blocks."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        tag(self, "attention/indexer")
+        indexer = spec.attention.indexer
+        assert indexer is not None
+        self.heads, self.width, self.topk = indexer.n_heads, indexer.head_dim, indexer.topk
+        self.block = indexer.block_size
+        self.rope = spec.position.kind == "rope"
+        self.q = linear(spec.d_model, self.heads * self.width, False, "attention/indexer")
+        self.k = linear(spec.d_model, self.width, False, "attention/indexer")
+        self.q_norm = tag(nn.RMSNorm(self.width), "attention/indexer")
+        self.k_norm = tag(nn.RMSNorm(self.width), "attention/indexer")
+
+    def forward(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
+        """Queries [B, h_I, T, d_I] and keys [B, 1, T, d_I]."""
+        b, t, _ = x.shape
+        q = self.q_norm(self.q(x).view(b, t, self.heads, self.width)).transpose(1, 2)
+        k = self.k_norm(self.k(x))[:, None]
+        if self.rope:
+            q, k = rope(q, positions), rope(k, positions)
+        return q, k
+
+
+def select_blocks(indexer: BlockIndexer, q: Tensor, k: Tensor) -> Tensor:
+    """The keys of each head's top min(topk, blocks) blocks for each query [B, h_I, T,
+    blocks·B]: q·k over every key (2·h_I·d_I per key), a block's score its visible keys'
+    maximum, the query's own block always kept (MiniMaxM3VLIndexer: index_local_blocks >= 1
+    scores it +inf). A block wholly after the query, or a key past T in a last partial block,
+    is picked only where fewer blocks are visible and is masked by attend_selected."""
+    t, size = q.shape[2], indexer.block
+    n = -(-t // size)
+    position = torch.arange(t, device=q.device)
+    scores = (q @ k.transpose(-2, -1)).masked_fill(position[None, :] > position[:, None],
+                                                    float("-inf"))  # [B, h_I, T, T]
+    scores = F.pad(scores, (0, n * size - t), value=float("-inf"))
+    blocks = scores.unflatten(-1, (n, size)).amax(-1)  # [B, h_I, T, n]
+    own = torch.arange(n, device=q.device)[None, :] == (position // size)[:, None]
+    blocks = blocks.masked_fill(own, float("inf"))
+    chosen = blocks.topk(min(indexer.topk, n), dim=-1).indices  # [B, h_I, T, K]
+    keys = chosen[..., None] * size + torch.arange(size, device=q.device)
+    return keys.flatten(-2)
+
+
 def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float) -> Tensor:
-    """Each query [B, h, T, d] multiplies only its K selected keys [B, T, K]: QKᵀ 2·d_qk and
-    A·V 2·d_v per head per selected key; a selected key after the query is masked out (the
-    top-k of a query with fewer than K keys before it)."""
+    """Each query [B, h, T, d] multiplies only its K selected keys, one selection for all heads
+    [B, T, K] (DSA) or one per group of heads [B, g, T, K] (MiniMax-M3): QKᵀ 2·d_qk and A·V
+    2·d_v per head per selected key; a selected key after the query, or past T, is masked out
+    (the top-k of a query with fewer than K keys before it)."""
     b, h, t, _ = q.shape
     batch = torch.arange(b, device=q.device)[:, None, None, None]
     heads = torch.arange(h, device=q.device)[None, :, None, None]
-    chosen = keys[:, None]  # [B, 1, T, K]
-    k_sel, v_sel = k[batch, heads, chosen], v[batch, heads, chosen]  # [B, h, T, K, d]
+    chosen = (keys[:, None] if keys.dim() == 3
+              else keys.repeat_interleave(h // keys.shape[1], dim=1))  # [B, 1 or h, T, K]
+    gathered = chosen.clamp(max=t - 1)
+    k_sel, v_sel = k[batch, heads, gathered], v[batch, heads, gathered]  # [B, h, T, K, d]
     scores = (q.unsqueeze(-2) @ k_sel.transpose(-2, -1)).squeeze(-2) * scale  # [B, h, T, K]
     position = torch.arange(t, device=q.device)
     scores = scores.masked_fill(chosen > position[None, None, :, None], float("-inf"))

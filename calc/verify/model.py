@@ -258,7 +258,7 @@ class Mixers(nn.Module):
     image tokens, or attention and Mamba side by side on the same input, their outputs summed
     (Falcon-H1)."""
 
-    def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool = True,
+    def __init__(self, spec: ModelSpec, mixer: str, kind: str, indexed: bool | None = True,
                  own_kv: bool = True, out_bias: bool = False, compressed: str = ""):
         super().__init__()
         parts: list[nn.Module] = []
@@ -308,7 +308,7 @@ class Block(nn.Module):
     (pre/post/sandwich/reordered/parallel)."""
 
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
-                 ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
+                 ffn: str = "dense", indexed: bool | None = True, own_kv: bool = True,
                  out_bias: bool = False, shared: bool = False, hashed: bool = False,
                  mixer_norm: bool = True, compressed: str = ""):
         super().__init__()
@@ -552,7 +552,9 @@ class ReferenceModel(nn.Module):
             self.ple_norm = make_norm(spec.norm, ple.width, "per_layer_embeddings/norms")
         # AltUp: the projections into the streams and out of them (Gemma3nTextModel)
         self.altup = AltUpProjections(spec) if spec.altup is not None else None
-        shared = set(spec.attention.indexer.shared_layers) if spec.attention.indexer else set()
+        indexer = spec.attention.indexer
+        shared = set(indexer.shared_layers) if indexer else set()
+        dense = set(indexer.dense_layers) if indexer else set()  # no indexer: None
         first_kv_shared = spec.n_layers - spec.attention.kv_shared_layers
         # attention.last_layer_out_bias: W_O's bias on the last layer only (GPT-NeoX-Japanese)
         last_bias = spec.n_layers - 1 if spec.attention.last_layer_out_bias else None
@@ -563,7 +565,8 @@ class ReferenceModel(nn.Module):
         compressed = ({**{i: "sparse" for i in comp.sparse_layers},
                        **{i: "heavy" for i in comp.heavy_layers}} if comp is not None else {})
         self.layers = nn.ModuleList(
-            Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
+            Block(spec, mixer, kind, ffn, None if i in dense else i not in shared,
+                  i < first_kv_shared, i == last_bias,
                   i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm,
                   compressed.get(i, ""))
             for i, (mixer, kind, ffn) in

@@ -133,6 +133,10 @@ MINIMAX_M2 = ModelType(
 # configuration_minimax_m3_vl.py (transformers 5.24.0), MiniMaxM3VLTextConfig.__post_init__:
 # the legacy sparse_attention_config's keys and moe_layer_freq, keywords it takes from kwargs
 _M3_SPARSE = "minimax_m3_sparse"
+_M3_LEGACY_INDEX = {"index_n_heads": "sparse_num_index_heads", "index_head_dim": "sparse_index_dim",
+                    "index_block_size": "sparse_block_size",
+                    "index_topk_blocks": "sparse_topk_blocks",
+                    "index_local_blocks": "sparse_local_block"}
 
 
 def _m3_layer_types(c: HFConfig, layers: int) -> list[str]:
@@ -166,6 +170,33 @@ def _m3_sparse(c: HFConfig, layers: int) -> list[bool]:
     return sparse_layers(c, [True] * layers)
 
 
+def _m3_indexer(c: HFConfig, n_heads: int, types: list[str]) -> dict[str, Any]:
+    """MiniMaxM3VLIndexer on the minimax_m3_sparse layers (calc.spec.attention.IndexerSpec
+    without MLA): each of index_n_heads heads picks index_topk_blocks blocks of
+    index_block_size keys per query, the index_local_blocks blocks up to the query's own scored
+    +inf. calc counts the own block's visible keys and index_topk_blocks − 1 whole earlier
+    blocks: exact where the own block is always picked (index_local_blocks >= 1) and the local
+    blocks fit in the top-k (else topk chooses among tied +inf blocks)."""
+    # MiniMaxM3VLTextConfig.__post_init__: sparse_attention_config's legacy keys replace them
+    legacy = c["sparse_attention_config"] or {}
+    for flat, old in _M3_LEGACY_INDEX.items():
+        if old in legacy:
+            c.values[flat] = legacy[old]
+    topk, local = c.size("index_topk_blocks"), c.size("index_local_blocks", 0)
+    if local < 1 or local > topk:
+        c.fail(f"index_local_blocks={local!r}: calc counts MiniMax-M3's block selection where "
+               f"the query's own block is always picked, 1 <= index_local_blocks <= "
+               f"index_topk_blocks={topk}")
+    index_heads = c.size("index_n_heads")
+    if n_heads % index_heads:
+        # build_block_mask repeats each indexer head's selection over n_heads // index_n_heads
+        c.fail(f"index_n_heads={index_heads} must divide num_attention_heads={n_heads} (each "
+               f"indexer head selects the blocks of a group of query heads)")
+    return {"n_heads": index_heads, "head_dim": c.size("index_head_dim"), "topk": topk,
+            "block_size": c.size("index_block_size"),
+            "dense_layers": [i for i, kind in enumerate(types) if kind != _M3_SPARSE]}
+
+
 def _read_minimax_m3(c: HFConfig) -> dict[str, Any]:
     # modeling_minimax_m3_vl.py: MiniMaxM3VLAttention is GQA without biases, a Gemma-style
     # RMSNorm of head_dim on each query and key head (q_norm, k_norm: one γ each, applied as
@@ -178,10 +209,9 @@ def _read_minimax_m3(c: HFConfig) -> dict[str, Any]:
     # it to silu). The mtp.* weights a checkpoint stores are not built.
     layers = c.size("num_hidden_layers")
     types = _m3_layer_types(c, layers)
+    att = heads(c)
     if _M3_SPARSE in types:
-        c.fail(f"layer {types.index(_M3_SPARSE)} is {_M3_SPARSE!r}: block-sparse attention "
-               f"whose indexer selects index_topk_blocks key blocks of index_block_size keys "
-               f"per query, which calc does not express")
+        att["indexer"] = _m3_indexer(c, att["n_heads"], types)
     sparse = _m3_sparse(c, layers)
     n_experts = c.size("num_local_experts")
     placement, placed = moe_layout(c, sparse) if any(sparse) else (None, {})
@@ -189,7 +219,7 @@ def _read_minimax_m3(c: HFConfig) -> dict[str, Any]:
         "n_experts": n_experts, "d_expert": c.size("intermediate_size"),
         "top_k": top_k(c, "num_experts_per_tok", n_experts, "num_local_experts"),
         "n_shared_experts": 1, "d_shared": c.size("shared_intermediate_size"), **placement}
-    spec = decoder(c, heads(c), act_key=None, d_ff=c.size("dense_intermediate_size"),
+    spec = decoder(c, att, act_key=None, d_ff=c.size("dense_intermediate_size"),
                    attention={"qk_norm": "head"}, moe=moe or None, **placed)
     return spec
 
