@@ -148,6 +148,15 @@ SPARSE_ATTENTION = (
     "per key) and the attention over the min(index_topk, keys seen) keys it selects are "
     "attention/scores. Training counts the indexer trained (3 × forward), as by a loss of its "
     "own; its top-k passes no gradient to the model.")
+BLOCK_SPARSE_ATTENTION = (
+    "Block-sparse attention (MiniMax-M3): the indexer's projections count as "
+    "attention/indexer; its scores over every key a query sees (2·h_I·d_I per key; a block's "
+    "maximum and the top-k count 0) and the attention over the keys of the blocks it selects "
+    "are attention/scores: under causal the visible part of the query's own block and "
+    "index_topk_blocks − 1 earlier blocks of index_block_size keys (all keys while fewer), "
+    "under full min(index_topk_blocks · index_block_size, T); the layers without an indexer "
+    "attend to every key. Training counts the indexer trained (3 × forward), as by a loss of "
+    "its own; its top-k passes no gradient to the model.")
 COMPRESSED_ATTENTION = (
     "DeepSeek-V4's compressed layers (CSA, HCA): each compressor's kv_proj and gate_proj count "
     "as attention/compressor per token (its pooling of a window's tokens is elementwise, 0); "

@@ -79,3 +79,17 @@ def test_a_part_brings_its_convention_sentence(model_type, sentence):
     expected = getattr(counting, sentence)
     assert expected in calc.estimate(spec_from_hf_config({"model_type": model_type})).conventions
     assert expected not in calc.estimate("llama2-7b").conventions
+
+
+def test_block_sparse_layers_bring_their_own_sentence():
+    """MiniMax-M3's block-sparse layers name the blocks' convention, not DSA's top-k keys, and
+    DSA's report keeps its own."""
+    from calc import counting
+    from calc.hf import spec_from_hf_config
+
+    m3 = calc.estimate(spec_from_hf_config({
+        "model_type": "minimax_m3_vl_text", "num_hidden_layers": 4,
+        "layer_types": ["full_attention"] + ["minimax_m3_sparse"] * 3})).conventions
+    assert counting.BLOCK_SPARSE_ATTENTION in m3 and counting.SPARSE_ATTENTION not in m3
+    dsa = calc.estimate(spec_from_hf_config({"model_type": "deepseek_v32"})).conventions
+    assert counting.BLOCK_SPARSE_ATTENTION not in dsa

@@ -263,11 +263,13 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
 
 def _part_sentences(spec: ModelSpec) -> list[str]:
     """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
-    indexer, DeepSeek-V4's compressed layers, differential attention, a shared block, per-layer
-    embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the scans (Mamba, gated
-    DeltaNet, short convolutions and the other recurrent mixers)."""
+    indexer or MiniMax-M3's block-sparse one, DeepSeek-V4's compressed layers, differential
+    attention, a shared block, per-layer embeddings, Gemma 3n's AltUp or LAuReL,
+    cross-attention layers, and the scans (Mamba, gated DeltaNet, short convolutions and the
+    other recurrent mixers)."""
     att = spec.attention
-    parts = ((att.indexer is not None, counting.SPARSE_ATTENTION),
+    parts = ((att.indexer is not None and att.mla is not None, counting.SPARSE_ATTENTION),
+             (att.indexer is not None and att.mla is None, counting.BLOCK_SPARSE_ATTENTION),
              (att.compression is not None, counting.COMPRESSED_ATTENTION),
              (att.differential, counting.DIFFERENTIAL_ATTENTION),
              (spec.shared_block is not None, counting.SHARED_BLOCK),

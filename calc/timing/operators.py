@@ -135,8 +135,9 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),
-        # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x),
-        # replicated like a router: a TP split of them is not priced
+        # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x;
+        # MiniMax-M3's q_proj and k_proj from x), replicated like a router: a TP split of them
+        # is not priced
         Matmul("attention/indexer", flops["attention/indexer"],
                _indexer_width(spec), d, spec.n_indexer_layers or spec.n_sparse_layers, "none"),
         # DeepSeek-V4's compressors (kv_proj and gate_proj, d → 2·2·d_qk on a CSA layer,
@@ -354,12 +355,13 @@ def _shared_block_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matm
 
 
 def _indexer_width(spec: ModelSpec) -> int:
-    """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights; of
-    DeepSeek-V4's CSA indexer: h_I·d_I queries, its compressor's keys and gates (2·d_I each),
-    h_I weights."""
+    """Output width of DSA's indexer projections: h_I·d_I queries, one key, h_I weights (none
+    for MiniMax-M3's, without MLA); of DeepSeek-V4's CSA indexer: h_I·d_I queries, its
+    compressor's keys and gates (2·d_I each), h_I weights."""
     indexer = spec.attention.indexer
     if indexer is not None:
-        return indexer.n_heads * (indexer.head_dim + 1) + indexer.head_dim
+        weights = int(spec.attention.mla is not None)
+        return indexer.n_heads * (indexer.head_dim + weights) + indexer.head_dim
     comp = spec.attention.compression
     csa = comp.indexer if comp is not None else None
     return csa.n_heads * (csa.head_dim + 1) + 4 * csa.head_dim if csa is not None else 0
@@ -379,14 +381,21 @@ def _compressor_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul
 
 
 def _indexer_bytes(spec: ModelSpec, seq_len: int) -> int:
-    """Elements DSA's indexers read and write per token, all layers: the key's LayerNorm (d_I
-    in and out), RoPE on h_I + 1 heads' rotary part, ReLU over the h_I·s scores and the top-k's
-    read of the s weighted scores (its products are attention/scores, priced as attention)."""
+    """Elements the indexers read and write per token, all layers (their products are
+    attention/scores, priced as attention). DSA's: the key's LayerNorm (d_I in and out), RoPE
+    on h_I + 1 heads' rotary part, ReLU over the h_I·s scores and the top-k's read of the s
+    weighted scores. MiniMax-M3's (without MLA): the RMSNorms of the h_I query heads and the
+    key ((h_I + 1)·d_I in and out), RoPE on them (at most as wide), the block maximum's read of
+    the h_I·s scores and the top-k's of the h_I·⌈s/B⌉ block scores."""
     indexer, mla = spec.attention.indexer, spec.attention.mla
-    if indexer is None or mla is None:
+    if indexer is None:
         return 0
     h, width = indexer.n_heads, indexer.head_dim
-    per_layer = 2 * width + 2 * (h + 1) * mla.qk_rope_head_dim + 2 * h * seq_len + seq_len
+    if mla is None:
+        blocks = -(-seq_len // indexer.block_size)
+        per_layer = 4 * (h + 1) * width + h * seq_len + h * blocks
+    else:
+        per_layer = 2 * width + 2 * (h + 1) * mla.qk_rope_head_dim + 2 * h * seq_len + seq_len
     return spec.n_indexer_layers * per_layer
 
 
