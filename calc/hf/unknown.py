@@ -19,10 +19,10 @@ from calc.hf.registry import supported_types
 NEEDS = {
     "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
-    # dots3_note_text read), and DeepSeek-V4's compressed layers (CSA with its indexer over
-    # the compressed entries, HCA) attention.compression (deepseek_v4 reads every layer kind);
-    # these types add to them what the spec lacks. (minimax_m3_vl_text is read where no layer
-    # is minimax_m3_sparse; its reader refuses the block-sparse layers.)
+    # dots3_note_text read; minimax_m3_vl_text's block-sparse layers are its block_size form),
+    # and DeepSeek-V4's compressed layers (CSA with its indexer over the compressed entries,
+    # HCA) attention.compression (deepseek_v4 reads every layer kind); these types add to them
+    # what the spec lacks.
     # modeling_qwen4_exp.py: its per-layer embeddings (Qwen4ExpTextPLELayer) are hashed n-gram
     # embeddings projected to a value and one key per hyper-connection stream, not the spec's
     # per_layer_embeddings (a table slice and an embedding projection through a gate)
