@@ -194,3 +194,18 @@ def test_random_block_sparse_specs_verify_exactly(spec, seq_len, device):
 
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+def test_lora_q_and_k_are_refused_where_the_block_indexer_has_its_own():
+    """PEFT's q_proj and k_proj select MiniMaxM3VLIndexer's beside the attention's; v and o are
+    the attention's alone. A model without block-sparse layers adapts q and k."""
+    from calc.spec.finetune import FineTune, resolve_targets
+
+    sparse = spec_from_hf_config({"model_type": "minimax_m3_vl_text", "num_hidden_layers": 2,
+                                  "layer_types": ["full_attention", "minimax_m3_sparse"]})
+    with pytest.raises(CalcError, match=r"block-sparse indexer .* has its own q_proj/k_proj"):
+        resolve_targets(sparse, FineTune(method="lora", lora_targets=("q", "k", "v")))
+    assert resolve_targets(sparse, FineTune(method="lora", lora_targets=("v", "o"))) == (
+        "v", "o")
+    dense = spec_from_hf_config({"model_type": "minimax_m3_vl_text", "num_hidden_layers": 2})
+    assert resolve_targets(dense, FineTune(method="lora", lora_targets=("q", "k"))) == ("q", "k")

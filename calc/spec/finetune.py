@@ -550,6 +550,16 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
             f"lora_targets=gate: {spec.name}'s compressors (attention.compression) have gate "
             f"projections named gate_proj, which PEFT's gate_proj adapts beside the FFN's and "
             f"calc does not count; name targets from {', '.join(t for t in shapes if t != 'gate')}")
+    own = [t for t in ("q", "k") if t in targets]
+    if own and att.indexer is not None and att.mla is None and spec.n_indexer_layers:
+        # modeling_minimax_m3_vl.py MiniMaxM3VLIndexer: q_proj and k_proj, which PEFT's q_proj
+        # and k_proj select beside the attention's
+        raise CalcError(
+            f"lora_targets={','.join(own)}: {spec.name}'s block-sparse indexer (attention.indexer "
+            f"without MLA, MiniMax-M3's) has its own {'/'.join(t + '_proj' for t in own)}, which "
+            f"PEFT adapts "
+            f"beside the attention's and calc does not count; name targets from "
+            f"{', '.join(t for t in shapes if t not in own)}")
     for target in targets:
         if target not in shapes:
             raise CalcError(f"lora_targets: {spec.name} has no {target!r} projection "
