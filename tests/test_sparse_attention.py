@@ -209,3 +209,23 @@ def test_lora_q_and_k_are_refused_where_the_block_indexer_has_its_own():
         "v", "o")
     dense = spec_from_hf_config({"model_type": "minimax_m3_vl_text", "num_hidden_layers": 2})
     assert resolve_targets(dense, FineTune(method="lora", lora_targets=("q", "k"))) == ("q", "k")
+
+
+def test_dense_layers_keep_every_score_the_selecting_ones_their_blocks_keys():
+    """Eager attention's kept scores: a selecting layer's query scores the K·B keys of its
+    blocks, a dense layer's all T (memory's L_s_sel), 2 heads · (64 − 2·4) keys · 64 tokens ·
+    2 bytes apart a layer."""
+    spec = calc.ModelSpec.model_validate({
+        "vocab_size": 10, "d_model": 16, "n_layers": 4, "context_length": 64,
+        "position": {"kind": "rope"}, "ffn": {"activation": "swiglu", "d_ff": 8},
+        "attention": {"n_heads": 2, "head_dim": 4, "indexer": {
+            "n_heads": 1, "head_dim": 4, "topk": 2, "block_size": 4}}})
+
+    def layers(s: calc.ModelSpec) -> int:
+        report = calc.memory(s, gpu="h100", seq_len=64, flash_attention=False)
+        return report.memory.activations["layers"]
+
+    per_layer = 2 * (64 - 2 * 4) * 64 * 2
+    two_dense = spec.updated(**{"attention.indexer.dense_layers": (0, 2)})
+    assert layers(two_dense) - layers(spec) == 2 * per_layer
+    assert layers(spec.updated(**{"attention.indexer": None})) - layers(spec) == 4 * per_layer
