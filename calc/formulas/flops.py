@@ -22,7 +22,11 @@ every key the query sees (2·h_I·d_I per key) and their weighted sum over the h
 key), on the L_idx layers with an indexer of their own; and the attention proper over the keys
 it selects only: min(K_I, keys seen) per query, on every attention layer. The indexer's scores
 and the selected keys' QKᵀ and A·V are attention/scores. transformers runs the selection as a
-mask over dense scores (calc.verify.hf_implementation).
+mask over dense scores (calc.verify.hf_implementation). MiniMax-M3's block-sparse attention (the
+indexer without MLA) selects K_I blocks of B_I keys: its scores cost 2·h_I·d_I per key (no head
+weights; a block's maximum is a comparison, 0), and a query attends to the visible part of its
+own block and K_I − 1 earlier blocks (min(T, K_I·B_I) under the full convention), on the L_sel
+global layers that are not indexer.dense_layers (_selected_per_sequence).
 
 Gemma 4's layers without keys and values of their own (attention.kv_shared_layers) compute no
 W_K/W_V products: they score their queries against the keys and values an earlier layer of
