@@ -34,6 +34,7 @@ def _floordiv(a, b):
 
 def params_per_layer(s):
     E_a = s['E_a']
+    b_dm = s['b_dm']
     b_gh = s['b_gh']
     b_norm = s['b_norm']
     b_o = s['b_o']
@@ -47,6 +48,7 @@ def params_per_layer(s):
     h = s['h']
     h_kv = s['h_kv']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
@@ -105,6 +107,7 @@ def params_per_layer(s):
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
         'norms': _t0*d*n_norm,
     }
 
@@ -142,18 +145,22 @@ def params_moe_ffn(s):
     i_bn = s['i_bn']
     i_glu = s['i_glu']
     i_mn = s['i_mn']
+    i_pk = s['i_pk']
     i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
+    n_pk = s['n_pk']
     _t0 = E + E_0
-    _t1 = d*(i_glu + 2)
-    _t2 = i_glu + 1
-    _t3 = d*(b_norm + g_norm)
+    _t1 = 2*d*i_pk
+    _t2 = 1 - i_pk
+    _t3 = d*(i_glu + 2)
+    _t4 = i_glu + 1
+    _t5 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
-        'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
-        'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
+        'moe/router': _t0*_t2*d + _t0*b_router + _t1*n_pk + i_rs*(E + d),
+        'moe/experts': E*(_t1*d_e + _t2*(_t3*d_e + b_ff*(_t4*d_e + d))),
+        'moe/shared': E_s*(_t3*d_s + b_ff*(_t4*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': 3*_t3*i_bn + _t3*i_mn,
+        'moe/norm': 3*_t5*i_bn + _t5*i_mn,
     }
 
 
@@ -364,6 +371,7 @@ def params_components(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -407,6 +415,7 @@ def params_components(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -430,6 +439,7 @@ def params_components(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -454,6 +464,8 @@ def params_components(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -465,6 +477,7 @@ def params_components(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = b_norm + g_norm
     _t1 = i_qlora*r_q2
     _t2 = 1 - i_qlora
@@ -568,10 +581,12 @@ def params_components(s):
     _t90 = _t88 + b_ff*d
     _t91 = _t45*d_ff
     _t92 = E + E_0
-    _t93 = d*(i_glu + 2)
-    _t94 = 3*_t52
-    _t95 = _t50*p_le
-    _t96 = _t50*i_au
+    _t93 = _t53*i_pk
+    _t94 = 1 - i_pk
+    _t95 = d*(i_glu + 2)
+    _t96 = 3*_t52
+    _t97 = _t50*p_le
+    _t98 = _t50*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -610,6 +625,10 @@ def params_components(s):
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/dynamic_mask': (
+            L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+            + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        ),
         'attention/compressor': (
             4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
         ),
@@ -668,23 +687,23 @@ def params_components(s):
         'mlp/down': L_dense*_t90 + L_dw*_t88,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
-        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
+        'moe/router': L_moe*(_t92*_t94*d + _t92*b_router + _t93*n_pk + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t93*d_e + _t94*(_t95*d_e + b_ff*(_t86*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t95*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
+        'moe/norm': L_moe*(_t52*i_mn + _t96*i_bn),
         'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
         'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
-        'shared_block/norms': M_sb*_t94,
+        'shared_block/norms': M_sb*_t96,
         'shared_block/projection': L_sb*_t74,
         'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t95,
-        'per_layer_embeddings/layers': 2*_t95,
+        'per_layer_embeddings/projection': _t97,
+        'per_layer_embeddings/layers': 2*_t97,
         'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t98,
         'altup/projections': _t74*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t96,
+        'altup/norms': _t0*_t98,
         'laurel/layers': 2*_t50*r_lr,
         'laurel/norms': _t51*i_lr,
         'embedding/token': V*d_emb,
@@ -696,6 +715,7 @@ def params_components(s):
         'hyper_connections/head': _t54*d + i_hc + n_hc,
         'drafter/projections': D_tg*_t70,
         'final_norm': _t52*i_norm_final,
+        'residual_scales': d*n_rs*w_rs,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
         'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
@@ -745,6 +765,7 @@ def params_summary(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -788,6 +809,7 @@ def params_summary(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -813,6 +835,7 @@ def params_summary(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -838,6 +861,8 @@ def params_summary(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -849,6 +874,7 @@ def params_summary(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
@@ -875,240 +901,247 @@ def params_summary(s):
     _t23 = _t22*d
     _t24 = _t21*_t7 + _t23*_t9 + b_qkv*(_t13*_t22 + _t21*i_mla) + i_qlora*(_t12*_t22*r_q + d*r_q)
     _t25 = _t16*d_qk + _t24
-    _t26 = d*(i_glu + 2)
-    _t27 = i_glu + 1
-    _t28 = _t26*d_e + b_ff*(_t27*d_e + d)
-    _t29 = E*_t28
-    _t30 = n_hc**2
-    _t31 = d_qk2*i_qk_head
-    _t32 = d_qk2*i_qk_proj
-    _t33 = _t7*(_t31 + _t32*h_kv2)
-    _t34 = _t7*i_qw
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = h2*i_gate
-    _t38 = _t13*b_qkv*(1 - b_gh)
-    _t39 = 2*i_lg
-    _t40 = d*(1 - i_lg)
-    _t41 = _t7*i_mla
-    _t42 = d_rope2 + r_kv2
-    _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t44 = (
-        _t41*(d_rope2*i_krn + r_kv2)
-        + _t43*d
-        + b_qkv*(_t42*i_mla + _t43)
-        + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t26 = 2*d
+    _t27 = _t26*i_pk
+    _t28 = 1 - i_pk
+    _t29 = d*(i_glu + 2)
+    _t30 = i_glu + 1
+    _t31 = _t27*d_e + _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
+    _t32 = E*_t31
+    _t33 = n_hc**2
+    _t34 = d_qk2*i_qk_head
+    _t35 = d_qk2*i_qk_proj
+    _t36 = _t7*(_t34 + _t35*h_kv2)
+    _t37 = _t7*i_qw
+    _t38 = 1 - i_gh
+    _t39 = _t38*d_v2
+    _t40 = h2*i_gate
+    _t41 = _t13*b_qkv*(1 - b_gh)
+    _t42 = 2*i_lg
+    _t43 = d*(1 - i_lg)
+    _t44 = _t7*i_mla
+    _t45 = d_rope2 + r_kv2
+    _t46 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t47 = (
+        _t44*(d_rope2*i_krn + r_kv2)
+        + _t46*d
+        + b_qkv*(_t45*i_mla + _t46)
+        + i_mla*(_t45*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t45 = 2*d_I
-    _t46 = 2*d_qk
-    _t47 = d*d_I
-    _t48 = d*h_I + d_I*h_I*r_q
-    _t49 = d*d_ff
-    _t50 = _t49 + b_ff*d
-    _t51 = L_dn*d_lv
-    _t52 = H_v*d_lk
-    _t53 = 1 - i_cg
-    _t54 = b_ff*d_ff
-    _t55 = _t27*(_t49 + _t54)
-    _t56 = L_gr*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = _t45 + _t47 + _t48
-    _t60 = 2*H_ml
-    _t61 = _t60*d
-    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t63 = _t7*d
-    _t64 = 3*_t63
-    _t65 = _t63*i_mn + _t64*i_bn
-    _t66 = E + E_0
-    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
-    _t68 = d**2
-    _t69 = d_qk + d_v
-    _t70 = _t69*h_kv
-    _t71 = b_sc*d
-    _t72 = 2*N_s
-    _t73 = G_s*_t72
-    _t74 = 2*d_in + i_m2*(H_s + _t73)
-    _t75 = H_s*i_m2
-    _t76 = 1 - i_m2
-    _t77 = R_dt + _t72
-    _t78 = _t76*d_in
-    _t79 = 2*d
-    _t80 = _t50 + _t55 + n_act
-    _t81 = d_qk*i_qk_head
-    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
-    _t84 = _t35*d_v
-    _t85 = h*i_gate
-    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t87 = d_rope + r_kv
-    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t89 = (
-        _t41*(d_rope*i_krn + r_kv)
-        + _t88*d
-        + b_qkv*(_t87*i_mla + _t88)
-        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
+    _t48 = 2*d_I
+    _t49 = 2*d_qk
+    _t50 = d*d_I
+    _t51 = d*h_I + d_I*h_I*r_q
+    _t52 = d*d_ff
+    _t53 = _t52 + b_ff*d
+    _t54 = L_dn*d_lv
+    _t55 = H_v*d_lk
+    _t56 = 1 - i_cg
+    _t57 = b_ff*d_ff
+    _t58 = _t30*(_t52 + _t57)
+    _t59 = L_gr*d_gr
+    _t60 = d*d_gr
+    _t61 = 2*d_gr
+    _t62 = _t48 + _t50 + _t51
+    _t63 = 2*H_ml
+    _t64 = _t63*d
+    _t65 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
+    _t66 = _t7*d
+    _t67 = 3*_t66
+    _t68 = _t66*i_mn + _t67*i_bn
+    _t69 = E + E_0
+    _t70 = _t27*n_pk + _t28*_t69*d + _t69*b_router + i_rs*(E + d)
+    _t71 = d**2
+    _t72 = d_qk + d_v
+    _t73 = _t72*h_kv
+    _t74 = b_sc*d
+    _t75 = 2*N_s
+    _t76 = G_s*_t75
+    _t77 = 2*d_in + i_m2*(H_s + _t76)
+    _t78 = H_s*i_m2
+    _t79 = 1 - i_m2
+    _t80 = R_dt + _t75
+    _t81 = _t79*d_in
+    _t82 = _t53 + _t58 + n_act
+    _t83 = d_qk*i_qk_head
+    _t84 = _t7*(_t83 + d_qk*h_kv*i_qk_proj)
+    _t85 = _t37*(_t22*i_qk_proj + _t83) + _t84
+    _t86 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t87 = _t38*d_v
+    _t88 = h*i_gate
+    _t89 = _t41*_t87*_t88 + _t88*(_t87 + i_gh)*(_t42*r_q + _t43) + b_gh*h
+    _t90 = d_rope + r_kv
+    _t91 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t92 = (
+        _t44*(d_rope*i_krn + r_kv)
+        + _t91*d
+        + b_qkv*(_t90*i_mla + _t91)
+        + i_mla*(_t90*d + h*r_kv*(_t72 - d_rope))
     )
-    _t90 = L_kvs - L_kvs2
-    _t91 = L_rw*d_rw
-    _t92 = 3*d
-    _t93 = 5*d
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*L_ml*d_mv
-    _t96 = L*d
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t52 + _t98
-    _t100 = H_v + _t98
-    _t101 = b_moe*d
-    _t102 = h*i_sink
-    _t103 = i_rel*(2*_t22 + _t23)
-    _t104 = 4*i_diff
-    _t105 = 4*d
-    _t106 = _t104*d_qk
-    _t107 = E_a*_t0
-    _t108 = L*_t63
-    _t109 = _t63*n_norm
-    _t110 = _t7*i_sub
-    _t111 = _t110*d_ff
-    _t112 = _t110*_t17
-    _t113 = (
+    _t93 = L_kvs - L_kvs2
+    _t94 = L_rw*d_rw
+    _t95 = 3*d
+    _t96 = 5*d
+    _t97 = H_la*L_la*d_la
+    _t98 = H_ml*L_ml*d_mv
+    _t99 = L*d
+    _t100 = 2*H_k*d_lk
+    _t101 = H_v*d_lv
+    _t102 = _t101 + _t55
+    _t103 = H_v + _t101
+    _t104 = b_moe*d
+    _t105 = h*i_sink
+    _t106 = i_rel*(2*_t22 + _t23)
+    _t107 = 4*i_diff
+    _t108 = 4*d
+    _t109 = _t107*d_qk
+    _t110 = E_a*_t0
+    _t111 = L*_t66
+    _t112 = _t66*n_norm
+    _t113 = _t7*i_sub
+    _t114 = _t113*d_ff
+    _t115 = _t113*_t17
+    _t116 = (
         C_cen*d
-        + D_tg*_t92
-        + H_v*_t51*d
-        + L*_t109
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + D_tg*_t95
+        + H_v*_t54*d
+        + L*_t112
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t104*d_qk2
-        + L_att2*_t107
-        + L_att2*_t110*_t4
-        + L_att2*_t44
+        + L_att2*_t107*d_qk2
+        + L_att2*_t110
+        + L_att2*_t113*_t4
+        + L_att2*_t47
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
-        + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t105*d_qk
-        + L_csa*(4*_t47 + _t48)
-        + L_csa*(_t45*m_csa + d_I)
-        + L_csa*(_t46*m_csa + d_qk)
-        + L_dense*_t111
-        + L_dense*_t50
-        + L_dense*_t55
+        + L_att2*(_t36 + _t37*(_t34 + _t35*h2))
+        + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + L_att2*(_t39*_t40*_t41 + _t40*(_t39 + i_gh)*(_t42*r_q2 + _t43) + b_gh*h2)
+        + L_csa*_t108*d_qk
+        + L_csa*(4*_t50 + _t51)
+        + L_csa*(_t48*m_csa + d_I)
+        + L_csa*(_t49*m_csa + d_qk)
+        + L_dense*_t114
+        + L_dense*_t53
+        + L_dense*_t58
         + L_dense*n_act
-        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
-        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
-        + L_dn*k_dn*(_t97 + _t98)
-        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
-        + L_dw*_t111
-        + L_dw*_t49
-        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
-        + L_gr*(_t57 + d)
-        + 2*L_gr*(_t57 + d_gr)
-        + L_gr*(_t58*w_gr + _t58)
-        + L_hca*_t46*d
+        + L_dn*d*(_t100 + _t102*i_gf + _t103*_t56 + _t103)
+        + L_dn*i_cg*(_t102*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t100 + _t101)
+        + L_dn*(H_v*_t56 + H_v + _t55*i_cg)
+        + L_dw*_t114
+        + L_dw*_t52
+        + L_dw*(_t30*(2*_t52 + 2*_t57) - _t58)
+        + L_gr*(_t60 + d)
+        + 2*L_gr*(_t60 + d_gr)
+        + L_gr*(_t61*w_gr + _t61)
+        + L_hca*_t49*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t59
-        - L_kvs2*_t33
-        - L_kvs2*_t44
-        + L_ml*_t61*d_mk
-        + L_ml*(_t60 + _t61)
-        + L_moe*_t101
-        + L_moe*_t62
+        + L_idx*_t62
+        - L_kvs2*_t36
+        - L_kvs2*_t47
+        + L_ml*_t64*d_mk
+        + L_ml*(_t63 + _t64)
+        + L_moe*_t104
         + L_moe*_t65
-        + L_moe*_t67
-        + L_rw*_t68
-        + L_rw*_t93
-        + L_sb*_t68
-        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_moe*_t68
+        + L_moe*_t70
+        + L_rw*_t71
+        + L_rw*_t96
+        + L_sb*_t71
+        + L_sb*(i_sba*r_sb*(_t22 + _t73 + 6*d) + r_sb*(_t30*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t68 + _t71)
-        + L_sc*(3*_t68 + 3*_t71)
-        + L_ssm*_t77*_t78
-        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
-        + L_ssm*(_t74*b_ssm + _t74*d)
+        + L_sc*(_t71 + _t74)
+        + L_sc*(3*_t71 + 3*_t74)
+        + L_ssm*_t80*_t81
+        + L_ssm*(2*_t78 + _t79*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t76*i_m2 + d_in)
+        + L_ssm*(_t77*b_ssm + _t77*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t78 + _t75 + _t78)
+        + L_ssm*(_t79*_t80*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t81 + _t78 + _t81)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t70*d
+        + L_xa*_t73*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t64
-        + M_sb*_t80
-        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
-        + _t102*_t15
-        + _t103*_t15
-        + _t105*_t91
+        + M_sb*_t67
+        + M_sb*_t82
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t73)
+        + _t105*_t15
         + _t106*_t15
-        + _t107*_t15
-        + _t108*i_au
-        + _t108*i_lr
-        + _t112*_t15
-        + _t15*_t83
+        + _t108*_t94
+        + _t109*_t15
+        + _t110*_t15
+        + _t111*i_au
+        + _t111*i_lr
+        + _t115*_t15
+        + _t15*_t85
         + _t15*_t86
         + _t15*_t89
-        + _t30*d
-        + _t51
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t63*i_norm_emb
-        + _t63*i_norm_final
-        - _t63*(1 - i_n0)
-        + _t68*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t96 + p_le)
-        + _t79*d_emb*i_proj
-        + _t79*r_ng*(L + L_moe)
-        - _t82*_t90
-        - _t89*_t90
-        + 2*_t91
-        + _t92*_t95
-        + _t93*_t94
-        + _t94
-        + _t95
-        + _t96*i_au
-        + 3*_t96*p_le
-        + 2*_t96*r_lr
+        + _t15*_t92
+        + _t26*d_emb*i_proj
+        + _t26*r_ng*(L + L_moe)
+        + _t33*d
+        + _t54
+        + _t59*(k_gr + 1)
+        + _t59
+        + _t66*i_norm_emb
+        + _t66*i_norm_final
+        - _t66*(1 - i_n0)
+        + _t7*i_le*(_t99 + p_le)
+        + _t71*(-2*i_au + 2*n_au)
+        - _t84*_t93
+        - _t92*_t93
+        + 2*_t94
+        + _t95*_t98
+        + _t96*_t97
+        + _t97
+        + _t98
+        + _t99*i_au
+        + 3*_t99*p_le
+        + 2*_t99*r_lr
         + b_oL*d
+        + d*n_rs*w_rs
         + h*n_pb
         + i_hc
-        + i_ph*(_t63 + _t68 + b_ph*d)
+        + i_ph*(_t66 + _t71 + b_ph*d)
         + n_hc
     )
-    _t114 = (
+    _t117 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
-        + L_moe*_t29
-        + _t113
+        + L_moe*_t32
+        + _t116
         + _t15*_t20
         + _t15*_t25
     )
-    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
+    _t118 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t119 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t118
     return {
-        'total': _t114 + _t116,
-        'embedding': _t115,
-        'non_embedding': _t114,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
+        'total': _t117 + _t119,
+        'embedding': _t118,
+        'non_embedding': _t117,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t116 + _t119 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t64
-            + 2*M*_t68
+            M*_t67
+            + 2*M*_t71
             + M*(
-                _t102
-                + _t103
+                _t105
                 + _t106
-                + _t107
                 + _t109
+                + _t110
                 + _t112
+                + _t115
                 + _t20
                 + _t25
-                + _t59*i_dsa
-                + _t83
+                + _t62*i_dsa
+                + _t85
                 + _t86
                 + _t89
-                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
-                + (1 - i_moe)*(_t111 + _t80)
+                + _t92
+                + i_moe*(_t104 + _t32 + _t65 + _t68 + _t70)
+                + (1 - i_moe)*(_t114 + _t82)
             )
         ),
     }
@@ -1180,6 +1213,7 @@ def flops_forward_components(s):
     i_au = s['i_au']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -1194,6 +1228,7 @@ def flops_forward_components(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -1205,6 +1240,7 @@ def flops_forward_components(s):
     k_sc = s['k_sc']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1272,16 +1308,17 @@ def flops_forward_components(s):
     _t50 = L_xa*i_img
     _t51 = i_glu + 2
     _t52 = _t25*_t51*d_ff
-    _t53 = 2*L_moe
-    _t54 = _t53*d
-    _t55 = n_hc**2
-    _t56 = _t55*i_hcm
-    _t57 = 2*L
-    _t58 = _t8*h_kv
-    _t59 = 2*L_sb
-    _t60 = L*_t48
-    _t61 = n_au**2
-    _t62 = 2*d_emb
+    _t53 = _t25*i_pk
+    _t54 = d*(1 - i_pk)
+    _t55 = 2*L_moe
+    _t56 = n_hc**2
+    _t57 = _t56*i_hcm
+    _t58 = 2*L
+    _t59 = _t8*h_kv
+    _t60 = 2*L_sb
+    _t61 = L*_t48
+    _t62 = n_au**2
+    _t63 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1296,6 +1333,7 @@ def flops_forward_components(s):
             + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
         ),
         'attention/router': _t18*_t3 + _t18*_t5,
+        'attention/dynamic_mask': _t3*d_v2*h_kv2**2*i_dm + _t5*d_v*h_kv**2*i_dm,
         'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
         'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
         'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
@@ -1338,27 +1376,27 @@ def flops_forward_components(s):
         'cross_attention/q': _t49*_t50,
         'cross_attention/o': _t13*_t25*_t50,
         'mlp': L_dense*_t52 + L_dw*_t52 - L_xa*_t52*(1 - i_img),
-        'moe/router': _t54*(E + E_0),
-        'moe/experts': _t51*_t54*d_e*k,
-        'moe/shared': _t53*(E_s*_t51*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t57*(_t25*_t56 + d*n_hc*(2*_t56 + 4*n_hc)),
-        'hyper_connections/head': _t25*_t55,
-        'shared_block/attention': _t59*(_t14 + _t25*_t58 + _t49),
+        'moe/router': _t55*(_t53*n_pk + _t54*(E + E_0)),
+        'moe/experts': _t55*k*(_t51*_t54*d_e + _t53*d_e),
+        'moe/shared': _t55*(E_s*_t51*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t58*(_t25*_t57 + d*n_hc*(2*_t57 + 4*n_hc)),
+        'hyper_connections/head': _t25*_t56,
+        'shared_block/attention': _t60*(_t14 + _t25*_t59 + _t49),
         'shared_block/mlp': L_sb*_t52,
         'shared_block/projection': L_sb*_t41,
-        'shared_block/adapters': _t59*(
-            i_sba*r_sb*(_t34 + _t4 + _t58) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t60*(
+            i_sba*r_sb*(_t34 + _t4 + _t59) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t57*d*p_le,
-        'per_layer_embeddings/layers': _t60*p_le,
-        'altup/layers': _t57*(_t61*d + _t61 + 2*d*n_au + n_au**3),
+        'per_layer_embeddings/projection': _t58*d*p_le,
+        'per_layer_embeddings/layers': _t61*p_le,
+        'altup/layers': _t58*(_t62*d + _t62 + 2*d*n_au + n_au**3),
         'altup/projections': _t41*(-2*i_au + 2*n_au),
-        'laurel/layers': _t60*r_lr,
-        'norm_gates': _t25*r_ng*(_t53 + _t57),
+        'laurel/layers': _t61*r_lr,
+        'norm_gates': _t25*r_ng*(_t55 + _t58),
         'embedding_projection': _t48*d_emb*i_proj,
         'drafter/projections': D_tg*_t34,
         'centroid_head': C_cen*_t25,
-        'lm_head': V_cen*_t62 + V_o*_t62*(1 - i_cen),
+        'lm_head': V_cen*_t63 + V_o*_t63*(1 - i_cen),
         'prediction_head': _t41*i_ph,
     }
 
@@ -1377,6 +1415,7 @@ def flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    K_dm = s['K_dm']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
@@ -1439,6 +1478,7 @@ def flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dsa = s['i_dsa']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -1454,6 +1494,7 @@ def flops(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -1468,6 +1509,7 @@ def flops(s):
     m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1498,52 +1540,53 @@ def flops(s):
     _t15 = H_la*L_la
     _t16 = H_v*d_lv
     _t17 = L_dn*_t0
-    _t18 = 2*L_moe
-    _t19 = d_qk*h
-    _t20 = _t0*_t19
-    _t21 = L_xa*i_img
-    _t22 = d_v*h
+    _t18 = d_qk*h
+    _t19 = _t0*_t18
+    _t20 = L_xa*i_img
+    _t21 = d_v*h
+    _t22 = 2*L_att2
     _t23 = i_glu + 2
     _t24 = _t0*_t23*d_ff
-    _t25 = _t23*d
-    _t26 = L_att - L_att2
-    _t27 = _t10*(1 - i_m2)
-    _t28 = 2*N_s
-    _t29 = G_s*_t28
-    _t30 = 2*L
+    _t25 = L_att - L_att2
+    _t26 = _t10*(1 - i_m2)
+    _t27 = 2*N_s
+    _t28 = G_s*_t27
+    _t29 = 2*L
+    _t30 = 2*L_moe
     _t31 = 2*H_k*d_lk
     _t32 = 2*L_dn
-    _t33 = d*d_I
-    _t34 = d*h_I + d_I*h_I*r_q
-    _t35 = H_v*d_lk + _t16
-    _t36 = n_au**2
-    _t37 = _t22*d
-    _t38 = d_qk + d_v
-    _t39 = _t38*h_kv
-    _t40 = _t0*_t39
-    _t41 = 2*L_sb
-    _t42 = _t13*i_hcm
-    _t43 = 1 - i_og
-    _t44 = d_v2*h2
-    _t45 = d*g_o*r_o
-    _t46 = 2*L_att2
-    _t47 = d_qk2*h2
-    _t48 = d*(1 - i_qlora)
-    _t49 = i_lg + 1
-    _t50 = 1 - i_gh
-    _t51 = 2*i_lg
-    _t52 = d*(1 - i_lg)
-    _t53 = 2*_t26
-    _t54 = H_v + _t16
-    _t55 = d*(1 - i_mla)
-    _t56 = (
-        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t33 = 2*_t25
+    _t34 = d*d_I
+    _t35 = d*h_I + d_I*h_I*r_q
+    _t36 = H_v*d_lk + _t16
+    _t37 = n_au**2
+    _t38 = _t0*i_pk
+    _t39 = d*(1 - i_pk)
+    _t40 = _t21*d
+    _t41 = d_qk + d_v
+    _t42 = _t41*h_kv
+    _t43 = _t0*_t42
+    _t44 = 2*L_sb
+    _t45 = _t13*i_hcm
+    _t46 = 1 - i_og
+    _t47 = d_v2*h2
+    _t48 = d*g_o*r_o
+    _t49 = d_qk2*h2
+    _t50 = d*(1 - i_qlora)
+    _t51 = i_lg + 1
+    _t52 = 1 - i_gh
+    _t53 = 2*i_lg
+    _t54 = d*(1 - i_lg)
+    _t55 = H_v + _t16
+    _t56 = d*(1 - i_mla)
+    _t57 = (
+        2*_t56*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t57 = (
-        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t38 - d_rope))
+    _t58 = (
+        2*_t56*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t41 - d_rope))
     )
-    _t58 = L_xa*T_img
+    _t59 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
@@ -1551,65 +1594,67 @@ def flops(s):
             + L*_t1*p_le
             + L*_t5*r_lr
             + L_att2*_t14
-            + L_att2*_t56
+            + L_att2*_t57
             + L_csa*_t8*d_qk
-            + 2*L_csa*(4*_t33 + _t34)
+            + 2*L_csa*(4*_t34 + _t35)
             + L_dense*_t24
             + 7*L_dn*_t16*d_lk
             + L_dw*_t24
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t33 + _t34)
-            - L_kvs2*_t56
+            + 2*L_idx*(_t34 + _t35)
+            - L_kvs2*_t57
             + L_rw*_t12
             + L_sb*_t12
             + L_sb*_t24
             + L_sc*_t0*k_sc
             + 8*L_sc*_t11
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t29))
-            + 2*L_ssm*k_s*(_t29*i_m2 + d_in)
+            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t28))
+            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
             - L_xa*_t24*(1 - i_img)
-            + R_dt*_t27
+            + R_dt*_t26
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
             + _t0*_t13
-            + _t0*_t21*_t22
-            + _t0*r_ng*(_t18 + _t30)
+            + _t0*_t20*_t21
+            + _t0*r_ng*(_t29 + _t30)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t10*d
             + _t12*i_ph
             + _t12*(-2*i_au + 2*n_au)
-            + _t14*_t26
+            + _t14*_t25
             + 10*_t15*d*d_la
             + 5*_t15*d_la**2
             + _t16*_t17
-            + _t17*(_t31 + _t35*i_gf + _t54*(1 - i_cg) + _t54)
-            + _t18*_t25*d_e*k
-            + _t18*d*(E + E_0)
-            + _t18*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t17*(_t31 + _t36*i_gf + _t55*(1 - i_cg) + _t55)
+            + _t19*_t20
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t20*_t21
-            + _t26*_t57
-            + _t27*(R_dt + _t28)
+            + _t22*d_v2*h_kv2**2*i_dm
+            + _t22*h2*i_gate*(_t52*d_v2 + i_gh)*(_t53*r_q2 + _t54)
+            + _t22*(_t49*_t50 + i_qlora*(_t49*_t51*r_q2 + d*r_q2))
+            + _t22*(_t46*_t47*d + i_og*(_t47*r_o + _t48))
+            + _t25*_t58
+            + _t26*(R_dt + _t27)
+            + _t29*(_t0*_t45 + d*n_hc*(2*_t45 + 4*n_hc))
+            + _t29*(_t37*d + _t37 + 2*d*n_au + n_au**3)
             + _t3*_t8
             + 9*_t3
-            + _t30*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
-            + _t30*(_t36*d + _t36 + 2*d*n_au + n_au**3)
-            + _t32*i_cg*(_t0*r_g + _t35*r_g)
+            + _t30*k*(_t23*_t39*d_e + _t38*d_e)
+            + _t30*(_t38*n_pk + _t39*(E + E_0))
+            + _t30*(E_s*_t23*d*d_s + d*i_shared_gate)
+            + _t32*i_cg*(_t0*r_g + _t36*r_g)
             + _t32*k_dn*(_t16 + _t31)
-            + _t41*(i_sba*r_sb*(_t1 + _t19 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t41*(_t20 + _t37 + _t40)
-            + _t46*h2*i_gate*(_t50*d_v2 + i_gh)*(_t51*r_q2 + _t52)
-            + _t46*(_t47*_t48 + i_qlora*(_t47*_t49*r_q2 + d*r_q2))
-            + _t46*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
+            + _t33*d_v*h_kv**2*i_dm
+            + _t33*h*i_gate*(_t52*d_v + i_gh)*(_t53*r_q + _t54)
+            + _t33*(_t18*_t50 + i_qlora*(_t18*_t51*r_q + d*r_q))
+            + _t33*(_t40*_t46 + i_og*(_t21*r_o + _t48))
+            + _t44*(i_sba*r_sb*(_t1 + _t18 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t44*(_t19 + _t40 + _t43)
             + _t5*d_emb*i_proj
-            + _t53*h*i_gate*(_t50*d_v + i_gh)*(_t51*r_q + _t52)
-            + _t53*(_t19*_t48 + i_qlora*(_t19*_t49*r_q + d*r_q))
-            + _t53*(_t37*_t43 + i_og*(_t22*r_o + _t45))
-            - _t57*(L_kvs - L_kvs2)
+            - _t58*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
             + _t7*d_mk
             + _t7
@@ -1667,14 +1712,21 @@ def flops(s):
                     )
                 )
                 + (
-                    i_dsa*(
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + i_dsa*(
                         2*T*(1 - i_causal)*_minimum(K_I, T)
                         + i_causal*(
                             (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                             + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                         )
                     )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
                 )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
             )
             + h2*(
@@ -1692,20 +1744,27 @@ def flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
+                + (L_att2 - L_chk2 - L_loc2)*(
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + i_dsa*(
                         2*T*(1 - i_causal)*_minimum(K_I, T)
                         + i_causal*(
                             (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                             + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                         )
                     )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att2 - L_chk2 - L_loc2)
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
+                )
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t40*_t58,
-        'cross_scores_per_sequence': 2*T*_t38*_t58*h,
+        'image_kv_per_sequence': _t43*_t59,
+        'cross_scores_per_sequence': 2*T*_t41*_t59*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -1718,14 +1777,16 @@ def flops(s):
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
-                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(
-                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2
-                )
+                + (
+                    T*(-i_dm - i_dsa + 1) + i_dm*_minimum(K_dm, T) + i_dsa*_minimum(K_I, T)
+                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
             )
             + 2*h2*(
                 L_chk2*(T - c*_floordiv(T - 1, c))
                 + L_loc2*_minimum(T, w)
-                + (T*(1 - i_dsa) + i_dsa*_minimum(K_I, T))*(L_att2 - L_chk2 - L_loc2)
+                + (L_att2 - L_chk2 - L_loc2)*(
+                    T*(-i_dm - i_dsa + 1) + i_dm*_minimum(K_dm, T) + i_dsa*_minimum(K_I, T)
+                )
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
     }
@@ -1774,6 +1835,7 @@ def rules_train_per_token(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -1817,6 +1879,7 @@ def rules_train_per_token(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -1840,6 +1903,7 @@ def rules_train_per_token(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1865,6 +1929,8 @@ def rules_train_per_token(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1876,6 +1942,7 @@ def rules_train_per_token(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = 6*L
@@ -1945,99 +2012,107 @@ def rules_train_per_token(s):
     _t56 = 6*L_moe
     _t57 = _t3*d
     _t58 = E + E_0
-    _t59 = d**2
-    _t60 = 6*_t59
-    _t61 = d_qk*h
-    _t62 = _t11*h_kv
-    _t63 = b_sc*d
-    _t64 = 6*L_sc
-    _t65 = 6*L_ssm
-    _t66 = 2*N_s
-    _t67 = G_s*_t66
-    _t68 = 2*d_in + i_m2*(H_s + _t67)
-    _t69 = H_s*i_m2
-    _t70 = 1 - i_m2
-    _t71 = R_dt + _t66
-    _t72 = _t70*d_in
-    _t73 = d_v*h
-    _t74 = _t73*d
-    _t75 = 2*d
-    _t76 = 6*M_sb
-    _t77 = 6*h
-    _t78 = d_qk*i_qk_head
-    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
-    _t80 = L_att - L_att2
-    _t81 = 6*_t80
-    _t82 = _t20*d_v
-    _t83 = h*i_gate
-    _t84 = i_qlora*r_q
-    _t85 = _t61*d
-    _t86 = L_rw*d_rw
-    _t87 = 18*d
-    _t88 = 30*d
-    _t89 = _t0*_t3
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*d_mv
-    _t92 = L*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t43 + _t94
-    _t96 = H_v + _t94
-    _t97 = L_dn*_t0
-    _t98 = L*d
-    _t99 = 12*d
-    _t100 = 24*i_diff
-    _t101 = 24*d
-    _t102 = E_a*_t0*i_moa
-    _t103 = L*_t89
-    _t104 = _t3*i_sub
-    _t105 = _t104*d_ff
-    _t106 = L_xa*_t0
-    _t107 = (
+    _t59 = 2*d
+    _t60 = _t59*i_pk
+    _t61 = 1 - i_pk
+    _t62 = d**2
+    _t63 = 6*_t62
+    _t64 = d_qk*h
+    _t65 = _t11*h_kv
+    _t66 = b_sc*d
+    _t67 = 6*L_sc
+    _t68 = 6*L_ssm
+    _t69 = 2*N_s
+    _t70 = G_s*_t69
+    _t71 = 2*d_in + i_m2*(H_s + _t70)
+    _t72 = H_s*i_m2
+    _t73 = 1 - i_m2
+    _t74 = R_dt + _t69
+    _t75 = _t73*d_in
+    _t76 = d_v*h
+    _t77 = _t76*d
+    _t78 = 6*M_sb
+    _t79 = 6*h
+    _t80 = d_qk*i_qk_head
+    _t81 = _t3*(_t80 + d_qk*h_kv*i_qk_proj)
+    _t82 = L_att - L_att2
+    _t83 = 6*_t82
+    _t84 = _t20*d_v
+    _t85 = h*i_gate
+    _t86 = i_qlora*r_q
+    _t87 = _t64*d
+    _t88 = L_rw*d_rw
+    _t89 = 18*d
+    _t90 = 30*d
+    _t91 = _t0*_t3
+    _t92 = H_la*L_la*d_la
+    _t93 = H_ml*d_mv
+    _t94 = L*i_au
+    _t95 = 2*H_k*d_lk
+    _t96 = H_v*d_lv
+    _t97 = _t43 + _t96
+    _t98 = H_v + _t96
+    _t99 = L_dn*_t0
+    _t100 = L*d
+    _t101 = 12*d
+    _t102 = 24*i_diff
+    _t103 = 24*d
+    _t104 = E_a*_t0*i_moa
+    _t105 = L*_t91
+    _t106 = _t3*i_sub
+    _t107 = _t106*d_ff
+    _t108 = L_xa*_t0
+    _t109 = (
         C_cen*_t0
-        + D_tg*_t87
-        + H_ml*L_ml*_t99*d_mk
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
+        + D_tg*_t89
+        + H_ml*L_ml*_t101*d_mk
+        + L_att2*_t102*d_qk2
+        + L_att2*_t104
         + L_att2*_t8
-        + L_csa*_t101*d_qk
+        + L_csa*_t103*d_qk
         + 12*L_gr*(_t51 + d_gr)
-        + L_hca*_t99*d_qk
+        + L_hca*_t101*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
         + 6*L_idx*(_t35 + _t37 + _t38)
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + L_ml*_t87*_t91
+        + L_ml*_t89*_t93
         + L_moe*_t0*b_moe
-        + L_rw*_t60
-        + L_rw*_t88
-        + L_sb*_t60
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
+        + L_rw*_t63
+        + L_rw*_t90
+        + L_sb*_t63
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t64 + _t65) + r_sb*(_t45*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
         + 18*M_sb*_t57
         + _t0*_t14
-        + _t0*_t92
+        + _t0*_t94
         + _t0*b_oL
-        + _t100*_t80*d_qk
-        + _t101*_t86
-        + _t102*_t80
-        + _t103*i_lr
-        + _t103*n_norm
-        + _t104*_t19*_t28
-        + _t104*_t73*_t81
-        + _t105*_t39
-        + _t105*_t48
-        + _t106*_t61
-        + _t106*_t62
-        + _t106*_t73
-        + _t13*_t80
+        + _t0*n_rs*w_rs
+        + 18*_t100*p_le
+        + 12*_t100*r_lr
+        + _t101*d_emb*i_proj
+        + _t101*r_ng*(L + L_moe)
+        + _t102*_t82*d_qk
+        + _t103*_t88
+        + _t104*_t82
+        + _t105*i_lr
+        + _t105*n_norm
+        + _t106*_t19*_t28
+        + _t106*_t76*_t83
+        + _t107*_t39
+        + _t107*_t48
+        + _t108*_t64
+        + _t108*_t65
+        + _t108*_t76
+        + _t13*_t82
         - _t13*_t9
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
         + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
+        + _t19*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
         + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
         + _t19*(
             _t3*_t30
@@ -2047,7 +2122,7 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t98 + p_le)
+        + 6*_t3*i_le*(_t100 + p_le)
         + _t36*(4*_t37 + _t38)
         + _t36*(_t35*m_csa + d_I)
         + _t36*(2*d_qk*m_csa + d_qk)
@@ -2056,68 +2131,65 @@ def rules_train_per_token(s):
         + _t39*n_act
         + _t40*_t48
         + _t42*d_lv
-        + _t42*i_cg*(_t75*r_g + _t95*r_g)
-        + _t42*k_dn*(_t93 + _t94)
+        + _t42*i_cg*(_t59*r_g + _t97*r_g)
+        + _t42*k_dn*(_t95 + _t96)
         + _t42*(H_v*_t44 + H_v + _t43*i_cg)
         + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
         + _t49*(_t51 + d)
         + _t49*(_t52*w_gr + _t52)
         + _t50*(k_gr + 1)
         + _t50
-        + _t54*_t91
+        + _t54*_t93
         + _t54*(_t53*d + _t53)
-        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
+        + _t56*k*(_t60*d_e + _t61*(_t55*d_e + b_ff*(_t45*d_e + d)))
         + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
         + _t56*(3*_t57*i_bn + _t57*i_mn)
-        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
-        + _t60*(-2*i_au + 2*n_au)
-        + _t64*(_t59 + _t63)
-        + _t64*(3*_t59 + 3*_t63)
-        + _t65*_t71*_t72
-        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
-        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
-        + _t65*(_t68*b_ssm + _t68*d)
-        + _t65*(b_ssm*d + d*d_in)
-        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
-        + _t65*(R_dt*_t72 + _t69 + _t72)
-        + _t76*(_t41 + _t47 + n_act)
-        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
-        + _t77*_t80*i_sink
-        + _t77*n_pb
-        - 6*_t79*_t9
-        + _t81*i_rel*(2*_t61 + _t85)
-        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
-        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
-        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t81*(
-            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
+        + _t56*(_t58*_t61*d + _t58*b_router + _t60*n_pk + i_rs*(E + d))
+        + _t63*(-2*i_au + 2*n_au)
+        + _t67*(_t62 + _t66)
+        + _t67*(3*_t62 + 3*_t66)
+        + _t68*_t74*_t75
+        + _t68*(2*_t72 + _t73*(N_s*d_in + d_in))
+        + _t68*(b_cs + k_s)*(_t70*i_m2 + d_in)
+        + _t68*(_t71*b_ssm + _t71*d)
+        + _t68*(b_ssm*d + d*d_in)
+        + _t68*(_t73*_t74*i_dtn + d_in*i_gn*i_m2)
+        + _t68*(R_dt*_t75 + _t72 + _t75)
+        + _t78*(_t41 + _t47 + n_act)
+        + _t78*(_t59*_t64 + _t59*_t65 + _t77)
+        + _t79*_t82*i_sink
+        + _t79*n_pb
+        - 6*_t81*_t9
+        + _t83*i_rel*(2*_t64 + _t87)
+        + _t83*(_t18*(_t64*i_qk_proj + _t80) + _t81)
+        + _t83*(_t26 + _t27*_t77 + i_og*(_t29 + _t76*r_o))
+        + _t83*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t83*(_t23*_t84*_t85 + _t85*(_t84 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t83*(
+            _t3*_t86 + _t31*_t87 + b_qkv*(_t6*_t64 + _t86*i_mla) + i_qlora*(_t34*_t64*r_q + d*r_q)
         )
-        + 12*_t86
-        + _t88*_t90
-        + _t89*_t92
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        - _t89*(1 - i_n0)
-        + 6*_t90
-        + _t94*_t97
-        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
-        + 18*_t98*p_le
-        + 12*_t98*r_lr
-        + _t99*d_emb*i_proj
-        + _t99*r_ng*(L + L_moe)
+        + 12*_t88
+        + _t90*_t92
+        + _t91*_t94
+        + _t91*i_norm_emb
+        + _t91*i_norm_final
+        - _t91*(1 - i_n0)
+        + 6*_t92
+        + _t96*_t99
+        + _t99*(_t44*_t98 + _t95 + _t97*i_gf + _t98)
         + 6*i_hc
-        + 6*i_ph*(_t57 + _t59 + b_ph*d)
+        + 6*i_ph*(_t57 + _t62 + b_ph*d)
         + 6*n_hc
     )
-    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
-    _t109 = T*_t32
-    _t110 = T*_t61
-    _t111 = 3*T
-    _t112 = 4*T
+    _t110 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t109
+    _t111 = T*_t32
+    _t112 = T*_t64
+    _t113 = 3*T
+    _t114 = 4*T
     return {
-        '6N': P*_t0 + _t108,
-        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
-        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
+        '6N': P*_t0 + _t110,
+        'kaplan': _t109 + _t111*_t19 + _t112*_t83,
+        'palm': 12*L_att2*_t111 + _t110 + 12*_t112*_t82,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2125,11 +2197,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
+            3*L_att2*(_t113*h2 + _t114*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
-            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t101*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t82*(_t113*h + _t114*_t64 + 8*_t87)
         ),
     }
 
@@ -3957,6 +4029,7 @@ def finetune_counts(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -3971,11 +4044,13 @@ def finetune_counts(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_au = s['n_au']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -4075,6 +4150,7 @@ def finetune_counts(s):
             + _t68*i_rel
             + _t70*d_qk2
             + _t70*d_v2
+            + d_v2*h_kv2**2*i_dm
             + i_og*(_t5*r_o + _t64)
             + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
         )
@@ -4088,7 +4164,9 @@ def finetune_counts(s):
         - L_kvs2*_t59
         + 5*L_la*_t32*d
         + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_moe*(
+            E*_t52*d_e + E_s*_t52*d_s + _t38*i_pk*n_pk + d*i_shared_gate + d*(1 - i_pk)*(E + E_0)
+        )
         + L_rw*(_t51 + 4*d*d_rw)
         + 4*L_sc*_t51
         + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
@@ -4105,6 +4183,7 @@ def finetune_counts(s):
             + _t67
             + _t74*d_qk
             + _t74*d_v
+            + d_v*h_kv**2*i_dm
             + i_og*(_t64 + _t9*r_o)
             + i_qlora*(_t2*_t65*r_q + d*r_q)
         )
@@ -4442,6 +4521,7 @@ def finetune_states(s):
     h_t2 = s['h_t2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -4460,6 +4540,7 @@ def finetune_states(s):
     i_mtps = s['i_mtps']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -4471,6 +4552,7 @@ def finetune_states(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_f = s['q_f']
@@ -4613,6 +4695,7 @@ def finetune_states(s):
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + d_v2*h_kv2**2*i_dm
                         + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -4639,7 +4722,11 @@ def finetune_states(s):
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
-                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                        E*d*d_e*(i_glu + 2)
+                        + E_s*d*d_s*(i_glu + 2)
+                        + 2*d*i_pk*n_pk
+                        + d*i_shared_gate
+                        + d*(1 - i_pk)*(E + E_0)
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -4659,6 +4746,7 @@ def finetune_states(s):
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + d_v*h_kv**2*i_dm
                         + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -5226,6 +5314,7 @@ def finetune_memory(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_drop = s['i_drop']
     i_dsa = s['i_dsa']
     i_dual = s['i_dual']
@@ -5263,6 +5352,7 @@ def finetune_memory(s):
     i_og = s['i_og']
     i_oib = s['i_oib']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -5287,6 +5377,7 @@ def finetune_memory(s):
     n_ep = s['n_ep']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pk = s['n_pk']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
@@ -5737,6 +5828,7 @@ def finetune_memory(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -5765,8 +5857,9 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -5786,6 +5879,7 @@ def finetune_memory(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -6253,6 +6347,7 @@ def finetune_memory(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -6281,8 +6376,9 @@ def finetune_memory(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6302,6 +6398,7 @@ def finetune_memory(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -7070,6 +7167,7 @@ def finetune_flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    K_dm = s['K_dm']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
@@ -7173,6 +7271,7 @@ def finetune_flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dsa = s['i_dsa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -7191,6 +7290,7 @@ def finetune_flops(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -7205,6 +7305,7 @@ def finetune_flops(s):
     m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -7435,6 +7536,7 @@ def finetune_flops(s):
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att2*d_v2*h_kv2**2*i_dm
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
@@ -7466,8 +7568,8 @@ def finetune_flops(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
-                    + 2*L_moe*d*d_e*k*(i_glu + 2)
-                    + 2*L_moe*d*(E + E_0)
+                    + 2*L_moe*k*(2*d*d_e*i_pk + d*d_e*(1 - i_pk)*(i_glu + 2))
+                    + 2*L_moe*(2*d*i_pk*n_pk + d*(1 - i_pk)*(E + E_0))
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -7494,6 +7596,7 @@ def finetune_flops(s):
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*d_v*h_kv**2*i_dm*(L_att - L_att2)
                     + 2*h*i_gate*(L_att - L_att2)*(
                         d*(1 - i_lg) + 2*i_lg*r_q
                     )*(d_v*(1 - i_gh) + i_gh)
@@ -7527,14 +7630,21 @@ def finetune_flops(s):
                     )
                 )
                 + (
-                    i_dsa*(
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + i_dsa*(
                         2*T*(1 - i_causal)*_minimum(K_I, T)
                         + i_causal*(
                             (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                             + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                         )
                     )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
                 )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
             )
             + 3*h2*(
@@ -7552,16 +7662,23 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (
-                    i_dsa*(
+                + (L_att2 - L_chk2 - L_loc2)*(
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + i_dsa*(
                         2*T*(1 - i_causal)*_minimum(K_I, T)
                         + i_causal*(
                             (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                             + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                         )
                     )
-                    + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                )*(L_att2 - L_chk2 - L_loc2)
+                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
+                )
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
             - i_frozen*i_rel*(
                 d_qk*h*(
@@ -7580,14 +7697,21 @@ def finetune_flops(s):
                         )
                     )
                     + (
-                        i_dsa*(
+                        i_dm*(
+                            2*T*(1 - i_causal)*_minimum(K_dm, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                                + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                            )
+                        )
+                        + i_dsa*(
                             2*T*(1 - i_causal)*_minimum(K_I, T)
                             + i_causal*(
                                 (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                                 + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                             )
                         )
-                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                        + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
                     )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
                 )
                 + d_qk2*h2*(
@@ -7605,16 +7729,23 @@ def finetune_flops(s):
                             + (_minimum(T, w) + 1)*_minimum(T, w)
                         )
                     )
-                    + (
-                        i_dsa*(
+                    + (L_att2 - L_chk2 - L_loc2)*(
+                        i_dm*(
+                            2*T*(1 - i_causal)*_minimum(K_dm, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                                + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                            )
+                        )
+                        + i_dsa*(
                             2*T*(1 - i_causal)*_minimum(K_I, T)
                             + i_causal*(
                                 (2*T - 2*_minimum(K_I, T))*_minimum(K_I, T)
                                 + (_minimum(K_I, T) + 1)*_minimum(K_I, T)
                             )
                         )
-                        + (1 - i_dsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
-                    )*(L_att2 - L_chk2 - L_loc2)
+                        + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(-i_dm - i_dsa + 1)
+                    )
                 )
             )
         ),
@@ -7726,6 +7857,7 @@ def optimizer_states(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -7739,11 +7871,13 @@ def optimizer_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
     n_au = s['n_au']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -7815,6 +7949,7 @@ def optimizer_states(s):
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -7848,7 +7983,13 @@ def optimizer_states(s):
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + 2*d*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(1 - i_pk)*(E + E_0)
+            )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
                 + E
@@ -7897,6 +8038,7 @@ def optimizer_states(s):
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -7921,6 +8063,7 @@ def optimizer_states(s):
                 + _t27*i_rel
                 + _t29*d_qk2
                 + _t29*d_v2
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
                 + i_og*(_t21 + _t22*r_o)
                 + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
@@ -7936,7 +8079,13 @@ def optimizer_states(s):
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + 4*L_kvs2*_t14
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
-            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*_t12*d_e
+                + E_s*_t12*d_s
+                + _t5*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(1 - i_pk)*(E + E_0)
+            )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
@@ -7954,6 +8103,7 @@ def optimizer_states(s):
                 + _t34*d_qk
                 + _t34*d_v
                 + _t8*i_rel
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
                 + i_og*(_t21 + d_v*h*r_o)
                 + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
@@ -8287,6 +8437,7 @@ def offload(s):
     h_t2 = s['h_t2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -8305,6 +8456,7 @@ def offload(s):
     i_off_o = s['i_off_o']
     i_off_p = s['i_off_p']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -8316,6 +8468,7 @@ def offload(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_f = s['q_f']
@@ -8769,6 +8922,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -8797,8 +8951,9 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -8818,6 +8973,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -8969,6 +9125,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -8997,8 +9154,9 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9018,6 +9176,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9171,6 +9330,7 @@ def offload(s):
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                                + d_v2*h_kv2**2*i_dm
                                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -9199,8 +9359,9 @@ def offload(s):
                             + L_moe*(
                                 E*d*d_e*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
+                                + 2*d*i_pk*n_pk
                                 + d*i_shared_gate
-                                + d*(E + E_0)
+                                + d*(1 - i_pk)*(E + E_0)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -9220,6 +9381,7 @@ def offload(s):
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + d_v*h_kv**2*i_dm
                                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9658,6 +9820,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -9686,8 +9849,9 @@ def offload(s):
                         + L_moe*(
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9707,6 +9871,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9888,6 +10053,7 @@ def precision(s):
     i_au = s['i_au']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -9903,6 +10069,7 @@ def precision(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -9941,34 +10108,34 @@ def precision(s):
     _t17 = _t0*_t16
     _t18 = L_xa*i_img
     _t19 = d_v*h
-    _t20 = i_glu + 2
-    _t21 = _t0*_t20*d_ff
-    _t22 = 2*L_moe
-    _t23 = _t20*d
-    _t24 = L_att - L_att2
-    _t25 = _t9*(1 - i_m2)
-    _t26 = 2*L
-    _t27 = d*d_I
-    _t28 = d*h_I + d_I*h_I*r_q
-    _t29 = 2*N_s
-    _t30 = H_v*d_lk + _t14
-    _t31 = n_au**2
-    _t32 = _t19*d
-    _t33 = d_qk + d_v
-    _t34 = _t33*h_kv
-    _t35 = 2*L_sb
-    _t36 = _t12*i_hcm
-    _t37 = 1 - i_og
-    _t38 = d_v2*h2
-    _t39 = d*g_o*r_o
-    _t40 = 2*L_att2
-    _t41 = d_qk2*h2
-    _t42 = d*(1 - i_qlora)
-    _t43 = i_lg + 1
-    _t44 = 1 - i_gh
-    _t45 = 2*i_lg
-    _t46 = d*(1 - i_lg)
-    _t47 = 2*_t24
+    _t20 = 2*L_att2
+    _t21 = i_glu + 2
+    _t22 = _t0*_t21*d_ff
+    _t23 = L_att - L_att2
+    _t24 = _t9*(1 - i_m2)
+    _t25 = 2*L
+    _t26 = 2*L_moe
+    _t27 = 2*_t23
+    _t28 = d*d_I
+    _t29 = d*h_I + d_I*h_I*r_q
+    _t30 = _t21*d
+    _t31 = 2*N_s
+    _t32 = H_v*d_lk + _t14
+    _t33 = n_au**2
+    _t34 = _t19*d
+    _t35 = d_qk + d_v
+    _t36 = _t35*h_kv
+    _t37 = 2*L_sb
+    _t38 = _t12*i_hcm
+    _t39 = 1 - i_og
+    _t40 = d_v2*h2
+    _t41 = d*g_o*r_o
+    _t42 = d_qk2*h2
+    _t43 = d*(1 - i_qlora)
+    _t44 = i_lg + 1
+    _t45 = 1 - i_gh
+    _t46 = 2*i_lg
+    _t47 = d*(1 - i_lg)
     _t48 = H_v + _t14
     _t49 = d*(1 - i_mla)
     _t50 = (
@@ -9976,7 +10143,7 @@ def precision(s):
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
     _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
+        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t35 - d_rope))
     )
     _t52 = (
         C_cen*_t0
@@ -9987,50 +10154,52 @@ def precision(s):
         + L_att2*_t13
         + L_att2*_t50
         + L_csa*_t6*d_qk
-        + 2*L_csa*(4*_t27 + _t28)
-        + L_dense*_t21
-        + 2*L_dn*i_cg*(_t0*r_g + _t30*r_g)
-        + L_dw*_t21
+        + 2*L_csa*(4*_t28 + _t29)
+        + L_dense*_t22
+        + 2*L_dn*i_cg*(_t0*r_g + _t32*r_g)
+        + L_dw*_t22
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t27 + _t28)
+        + 2*L_idx*(_t28 + _t29)
         - L_kvs2*_t50
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
-        + L_sb*_t21
+        + L_sb*_t22
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
-        - L_xa*_t21*(1 - i_img)
-        + R_dt*_t25
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t31 + H_s))
+        - L_xa*_t22*(1 - i_img)
+        + R_dt*_t24
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
         + _t0*_t12
         + _t0*_t18*_t19
-        + _t0*r_ng*(_t22 + _t26)
+        + _t0*r_ng*(_t25 + _t26)
         + _t1*_t4*d_mv
         + _t1*_t7
         + _t11*i_ph
         + _t11*(-2*i_au + 2*n_au)
-        + _t13*_t24
+        + _t13*_t23
         + _t14*_t15
-        + _t15*(2*H_k*d_lk + _t30*i_gf + _t48*(1 - i_cg) + _t48)
+        + _t15*(2*H_k*d_lk + _t32*i_gf + _t48*(1 - i_cg) + _t48)
         + _t17*_t18
-        + _t22*_t23*d_e*k
-        + _t22*(E_s*_t23*d_s + d*i_shared_gate)
-        + _t24*_t51
-        + _t25*(R_dt + _t29)
-        + _t26*(_t0*_t36 + d*n_hc*(2*_t36 + 4*n_hc))
-        + _t26*(_t31*d + _t31 + 2*d*n_au + n_au**3)
+        + _t20*d_v2*h_kv2**2*i_dm
+        + _t20*h2*i_gate*(_t45*d_v2 + i_gh)*(_t46*r_q2 + _t47)
+        + _t20*(_t42*_t43 + i_qlora*(_t42*_t44*r_q2 + d*r_q2))
+        + _t20*(_t39*_t40*d + i_og*(_t40*r_o + _t41))
+        + _t23*_t51
+        + _t24*(R_dt + _t31)
+        + _t25*(_t0*_t38 + d*n_hc*(2*_t38 + 4*n_hc))
+        + _t25*(_t33*d + _t33 + 2*d*n_au + n_au**3)
+        + _t26*k*(_t0*d_e*i_pk + _t30*d_e*(1 - i_pk))
+        + _t26*(E_s*_t30*d_s + d*i_shared_gate)
+        + _t27*d_v*h_kv**2*i_dm
+        + _t27*h*i_gate*(_t45*d_v + i_gh)*(_t46*r_q + _t47)
+        + _t27*(_t16*_t43 + i_qlora*(_t16*_t44*r_q + d*r_q))
+        + _t27*(_t34*_t39 + i_og*(_t19*r_o + _t41))
         + _t3*d_emb*i_proj
-        + _t35*(i_sba*r_sb*(_t1 + _t16 + _t34) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t35*(_t0*_t34 + _t17 + _t32)
-        + _t40*h2*i_gate*(_t44*d_v2 + i_gh)*(_t45*r_q2 + _t46)
-        + _t40*(_t41*_t42 + i_qlora*(_t41*_t43*r_q2 + d*r_q2))
-        + _t40*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
-        + _t47*h*i_gate*(_t44*d_v + i_gh)*(_t45*r_q + _t46)
-        + _t47*(_t16*_t42 + i_qlora*(_t16*_t43*r_q + d*r_q))
-        + _t47*(_t32*_t37 + i_og*(_t19*r_o + _t39))
+        + _t37*(i_sba*r_sb*(_t1 + _t16 + _t36) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t37*(_t0*_t36 + _t17 + _t34)
         + _t5*d_mk
         + _t5
         - _t51*(L_kvs - L_kvs2)
@@ -10101,6 +10270,7 @@ def precision_memory(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -10112,6 +10282,7 @@ def precision_memory(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -10119,6 +10290,7 @@ def precision_memory(s):
     n_au = s['n_au']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_8 = s['q_8']
@@ -10145,6 +10317,7 @@ def precision_memory(s):
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -10170,7 +10343,13 @@ def precision_memory(s):
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
-            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            + L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + 2*d*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(1 - i_pk)*(E + E_0)
+            )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -10189,6 +10368,7 @@ def precision_memory(s):
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)

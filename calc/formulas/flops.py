@@ -76,6 +76,7 @@ import sympy
 from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
+    K_dm,
     E_s,
     L,
     L_att,
@@ -115,6 +116,7 @@ from calc.symbols import (
     i_causal,
     i_cen,
     i_diff,
+    i_dm,
     i_dsa,
     i_hcm,
     i_img,
@@ -139,7 +141,7 @@ MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
     # only the k routed FFN experts a token uses (a zero-computation expert multiplies nothing)
-    "moe/experts": k * params.ffn_weights(d_e),
+    "moe/experts": k * params.EXPERT_WEIGHTS,
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
 # computed even when W_U is tied to the embedding; V_o logits a token (the head's rows); a
@@ -185,8 +187,11 @@ L_GLOBAL2 = L_att2 - L_loc2 - L_chk2  # of them, those with the other head shape
 # DSA: a global layer's query attends to min(K_I, keys it sees), as a window of K_I would
 # (query i sees min(i, K_I) under causal); the indexer scores all keys it sees, h_I·(d_I + 1)
 # per doubled pair (q·k over d_I, then the head weights' sum over h_I).
+# Doge's dynamic mask selects the same way: a query attends to the min(K_dm, keys seen) keys
+# its key/value head scores highest (prepare_dynamic_mask's top-k).
 GLOBAL_KEYS = (i_dsa * _keys_per_sequence(sympy.Min(T, K_I))
-               + (1 - i_dsa) * _keys_per_sequence(T))
+               + i_dm * _keys_per_sequence(sympy.Min(T, K_dm))
+               + (1 - i_dsa - i_dm) * _keys_per_sequence(T))
 INDEXER_PAIR = h_I * (d_I + 1)
 LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 # Twice the (query, key) pairs of one sequence over the layers of the model's head shapes and
@@ -244,7 +249,8 @@ ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
 CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far.
-GLOBAL_SEEN = i_dsa * sympy.Min(T, K_I) + (1 - i_dsa) * T
+GLOBAL_SEEN = (i_dsa * sympy.Min(T, K_I) + i_dm * sympy.Min(T, K_dm)
+               + (1 - i_dsa - i_dm) * T)
 CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
 INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
     (L_GLOBAL - L_GLOBAL2) * GLOBAL_SEEN + (L_loc - L_loc2) * sympy.Min(T, w)

@@ -29,6 +29,10 @@ paths are what FlopCounterMode sees:
 - DeepSeek Sparse Attention's layers (DeepseekV32Attention and GlmMoeDsaAttention, eager and
   SDPA paths) fold the keys the indexer did not select into the attention mask and compute QKᵀ
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones;
+- Doge's dynamic mask (DogeAttention.prepare_dynamic_mask, eager and SDPA paths) folds the keys
+  outside each query's keep_window_size best-scored ones into the attention mask (a top-k, then
+  masked_fill with the dtype's minimum) and computes QKᵀ and A·V over all T keys, where calc
+  counts the min(keep_window_size, keys seen) selected ones, as for DSA;
 - DeepSeek-V4's compressed sparse layers (DeepseekV4CSACompressor, DeepseekV4Attention) fold
   the compressed entries the indexer did not select into the attention mask (block_bias) and
   compute QKᵀ and A·V over all ⌊T/m⌋ of them, where calc counts the min(index_topk, ⌊T/m⌋)
@@ -222,6 +226,12 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         # the global layers only: dots3's sliding layers have no indexer
         total += spec.attention_kinds.count("global") * pair * t * (t - indexer.topk)
         changed.append("DSA: attention over every key, the unselected ones masked")
+    mask = spec.attention.dynamic_mask
+    if mask is not None and mask.keep < t:
+        pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+        total += n["attention"] * pair * t * (t - mask.keep)
+        changed.append("Doge's dynamic mask: attention over every key, the unselected ones "
+                       "masked")
     compression = spec.attention.compression
     if compression is not None and compression.indexer is not None:
         indexer, entries = compression.indexer, t // compression.sparse_rate
