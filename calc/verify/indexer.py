@@ -60,16 +60,21 @@ def select(indexer: Indexer, q: Tensor, k: Tensor, weights: Tensor) -> Tensor:
     return index.topk(min(indexer.topk, t), dim=-1).indices
 
 
-def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float) -> Tensor:
-    """Each query [B, h, T, d] multiplies only its K selected keys [B, T, K]: QKᵀ 2·d_qk and
-    A·V 2·d_v per head per selected key; a selected key after the query is masked out (the
-    top-k of a query with fewer than K keys before it)."""
+def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float,
+                    bias: Tensor | None = None) -> Tensor:
+    """Each query [B, h, T, d] multiplies only its K selected keys [B, T, K] (or [B, h, T, K],
+    a selection per head: Doge's dynamic mask): QKᵀ 2·d_qk and A·V 2·d_v per head per
+    selected key; a selected key after the query is masked out (the top-k of a query with
+    fewer than K keys before it). `bias` [B, h, T_keys]: a score per key added to its logits
+    (element-wise)."""
     b, h, t, _ = q.shape
     batch = torch.arange(b, device=q.device)[:, None, None, None]
     heads = torch.arange(h, device=q.device)[None, :, None, None]
-    chosen = keys[:, None]  # [B, 1, T, K]
+    chosen = keys[:, None] if keys.dim() == 3 else keys  # [B, 1 or h, T, K]
     k_sel, v_sel = k[batch, heads, chosen], v[batch, heads, chosen]  # [B, h, T, K, d]
     scores = (q.unsqueeze(-2) @ k_sel.transpose(-2, -1)).squeeze(-2) * scale  # [B, h, T, K]
+    if bias is not None:
+        scores = scores + bias[batch, heads, chosen]
     position = torch.arange(t, device=q.device)
     scores = scores.masked_fill(chosen > position[None, None, :, None], float("-inf"))
     return (scores.softmax(-1).unsqueeze(-2) @ v_sel).squeeze(-2)
