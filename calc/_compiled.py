@@ -4076,124 +4076,125 @@ def finetune_counts(s):
     _t13 = -L_kvs + L_kvs2 + _t8
     _t14 = H_ml*d_mv
     _t15 = L_ml*(_t14 + d)
-    _t16 = d + d_v*h_kv
-    _t17 = 1 - i_kev2
-    _t18 = 1 - i_kev
-    _t19 = _t9 + d
-    _t20 = _t6*b_gh + i_gh
-    _t21 = h2*(_t6*d_v2 + i_gh)
-    _t22 = h*(_t6*d_v + i_gh)
-    _t23 = i_glu + 2
+    _t16 = d_v*h_kv
+    _t17 = _t16 + d
+    _t18 = 1 - i_kev2
+    _t19 = 1 - i_kev
+    _t20 = _t9 + d
+    _t21 = _t6*b_gh + i_gh
+    _t22 = h2*(_t6*d_v2 + i_gh)
+    _t23 = h*(_t6*d_v + i_gh)
     _t24 = L_moe*r_a
-    _t25 = L_sc*d
-    _t26 = 2*N_s
-    _t27 = 2*d_in + i_m2*(G_s*_t26 + H_s)
-    _t28 = R_dt + d_in
-    _t29 = 1 - i_m2
-    _t30 = L_ssm*_t29*r_a
-    _t31 = H_v*d_lv
-    _t32 = H_la*d_la
-    _t33 = L_la*(_t32 + d)
-    _t34 = 2*H_k*d_lk
-    _t35 = L_dn*r_a
-    _t36 = L_rw*(d + d_rw)
-    _t37 = r_a*(L_rw*(d + d_ff) + _t36)
-    _t38 = 2*d
-    _t39 = L_gr*r_a*(d + d_gr)
-    _t40 = L_ml*r_a*(H_ml + d)
-    _t41 = i_le*r_a
-    _t42 = L*_t41*(d + p_le)
-    _t43 = L*p_le
-    _t44 = L*r_a
-    _t45 = _t44*i_lr*(d + r_lr)
-    _t46 = _t44*i_au
-    _t47 = n_au**2
-    _t48 = 2*i_au
-    _t49 = _t38*r_a*(-i_au + n_au)
-    _t50 = 3*d
-    _t51 = d**2
-    _t52 = _t23*d
-    _t53 = _t52*d_ff
-    _t54 = _t2*d
-    _t55 = _t9*d
-    _t56 = d_qk + d_v
-    _t57 = d*h_kv
-    _t58 = 1 - i_mla
-    _t59 = (
-        _t58*d*h_kv2*(_t17*d_v2 + d_qk2)
+    _t25 = i_glu + 2
+    _t26 = E*_t25
+    _t27 = L_sc*d
+    _t28 = 2*N_s
+    _t29 = 2*d_in + i_m2*(G_s*_t28 + H_s)
+    _t30 = R_dt + d_in
+    _t31 = 1 - i_m2
+    _t32 = L_ssm*_t31
+    _t33 = H_v*d_lv
+    _t34 = H_la*d_la
+    _t35 = L_la*(_t34 + d)
+    _t36 = 2*H_k*d_lk
+    _t37 = L_dn*r_a
+    _t38 = L_rw*(d + d_rw)
+    _t39 = r_a*(L_rw*(d + d_ff) + _t38)
+    _t40 = 2*d
+    _t41 = L_gr*r_a*(d + d_gr)
+    _t42 = L_ml*r_a*(H_ml + d)
+    _t43 = i_le*r_a
+    _t44 = L*_t43*(d + p_le)
+    _t45 = L*p_le
+    _t46 = L*r_a
+    _t47 = _t46*i_lr*(d + r_lr)
+    _t48 = _t46*i_au
+    _t49 = n_au**2
+    _t50 = 2*i_au
+    _t51 = _t40*r_a*(-i_au + n_au)
+    _t52 = 3*d
+    _t53 = d**2
+    _t54 = _t25*d
+    _t55 = _t54*d_ff
+    _t56 = _t2*d
+    _t57 = _t9*d
+    _t58 = d_qk + d_v
+    _t59 = d*h_kv
+    _t60 = 1 - i_mla
+    _t61 = (
+        _t60*d*h_kv2*(_t18*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t60 = _t29*d_in
-    _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
-    _t62 = H_v*d_lk + _t31
-    _t63 = H_v + _t31
-    _t64 = d*g_o*r_o
-    _t65 = i_lg + 1
-    _t66 = d*i_moa
-    _t67 = E_a*_t66
-    _t68 = _t4*d
-    _t69 = 1 - i_qlora
-    _t70 = _t66*(E_a*h_kv2 - h2)
-    _t71 = 1 - i_og
-    _t72 = 2*i_lg
-    _t73 = d*(1 - i_lg)
-    _t74 = _t66*(E_a*h_kv - h)
-    _t75 = (
-        L*_t38*r_lr
-        + L*(_t47 + d*n_au + n_au**3)
+    _t62 = d*(1 - i_pk)
+    _t63 = _t31*d_in
+    _t64 = _t59*_t60*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t58 - d_rope))
+    _t65 = H_v*d_lk + _t33
+    _t66 = H_v + _t33
+    _t67 = d*g_o*r_o
+    _t68 = i_lg + 1
+    _t69 = d*i_moa
+    _t70 = E_a*_t69
+    _t71 = _t4*d
+    _t72 = 1 - i_qlora
+    _t73 = _t69*(E_a*h_kv2 - h2)
+    _t74 = 1 - i_og
+    _t75 = 2*i_lg
+    _t76 = d*(1 - i_lg)
+    _t77 = _t69*(E_a*h_kv - h)
+    _t78 = (
+        L*_t40*r_lr
+        + L*(_t49 + d*n_au + n_au**3)
         + L_att2*(
-            _t21*i_gate*(_t72*r_q2 + _t73)
-            + _t5*_t71*d
-            + _t59
-            + _t67
-            + _t68*_t69
-            + _t68*i_rel
-            + _t70*d_qk2
-            + _t70*d_v2
-            + d_v2*h_kv2**2*i_dm
-            + i_og*(_t5*r_o + _t64)
-            + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
-        )
-        + L_dense*_t53
-        + L_dn*(
-            _t31*d + d*(_t34 + _t62*i_gf + _t63*(1 - i_cg) + _t63) + i_cg*(_t38*r_g + _t62*r_g)
-        )
-        + L_dw*_t53
-        + L_gr*_t50*d_gr
-        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t59
-        + 5*L_la*_t32*d
-        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(
-            E*_t52*d_e + E_s*_t52*d_s + _t38*i_pk*n_pk + d*i_shared_gate + d*(1 - i_pk)*(E + E_0)
-        )
-        + L_rw*(_t51 + 4*d*d_rw)
-        + 4*L_sc*_t51
-        + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
-        + L_xa*(_t54 + _t55 + _t56*_t57)
-        + _t43*_t50
-        + _t51*(-_t48 + 2*n_au)
-        - _t61*(L_kvs + _t11)
-        + _t8*(
-            _t22*i_gate*(_t72*r_q + _t73)
-            + _t54*_t69
-            + _t54*i_rel
-            + _t55*_t71
+            _t22*i_gate*(_t75*r_q2 + _t76)
+            + _t5*_t74*d
             + _t61
-            + _t67
-            + _t74*d_qk
-            + _t74*d_v
+            + _t70
+            + _t71*_t72
+            + _t71*i_rel
+            + _t73*d_qk2
+            + _t73*d_v2
+            + d_v2*h_kv2**2*i_dm
+            + i_og*(_t5*r_o + _t67)
+            + i_qlora*(_t4*_t68*r_q2 + d*r_q2)
+        )
+        + L_dense*_t55
+        + L_dn*(
+            _t33*d + d*(_t36 + _t65*i_gf + _t66*(1 - i_cg) + _t66) + i_cg*(_t40*r_g + _t65*r_g)
+        )
+        + L_dw*_t55
+        + L_gr*_t52*d_gr
+        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        - L_kvs2*_t61
+        + 5*L_la*_t34*d
+        + L_ml*(H_ml*_t40 + _t0*_t40 + _t14*_t52)
+        + L_moe*(E_s*_t54*d_s + _t26*_t62*d_e + _t40*i_pk*n_pk + _t62*(E + E_0) + d*i_shared_gate)
+        + L_rw*(_t53 + 4*d*d_rw)
+        + 4*L_sc*_t53
+        + L_ssm*(R_dt*_t63 + _t29*d + _t63*(R_dt + _t28) + d*d_in)
+        + L_xa*(_t56 + _t57 + _t58*_t59)
+        + _t45*_t52
+        + _t53*(-_t50 + 2*n_au)
+        - _t64*(L_kvs + _t11)
+        + _t8*(
+            _t23*i_gate*(_t75*r_q + _t76)
+            + _t56*_t72
+            + _t56*i_rel
+            + _t57*_t74
+            + _t64
+            + _t70
+            + _t77*d_qk
+            + _t77*d_v
             + d_v*h_kv**2*i_dm
-            + i_og*(_t64 + _t9*r_o)
-            + i_qlora*(_t2*_t65*r_q + d*r_q)
+            + i_og*(_t67 + _t9*r_o)
+            + i_qlora*(_t2*_t68*r_q + d*r_q)
         )
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t4 + _t5*_t7 + d) + L_xa*_t3 + _t1 + _t8*(_t3 + _t7*_t9)),
         'lora/k': a_k*r_a*(L_xa*_t10 + _t1 + _t10*_t13 + _t12*(d + d_qk2*h_kv2)),
-        'lora/v': a_v*r_a*(L_xa*_t16 + _t12*_t17*(d + d_v2*h_kv2) + _t13*_t16*_t18 + _t15),
-        'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t19 + _t19*_t8),
-        'lora/g': a_g*r_a*(L_att2*_t20*(_t21 + d) + _t20*_t8*(_t22 + d)),
+        'lora/v': a_v*r_a*(L_xa*_t17 + _t12*_t18*(d + d_v2*h_kv2) + _t13*_t17*_t19 + _t15),
+        'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t20 + _t20*_t8),
+        'lora/g': a_g*r_a*(L_att2*_t21*(_t22 + d) + _t21*_t8*(_t23 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -4205,38 +4206,38 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t23*_t24*a_experts*(d + d_e),
+        'lora/experts': _t24*_t26*a_experts*(d + d_e),
         'lora/shared_expert_gate': _t24*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t27 + d) + 4*_t25),
-        'lora/x_proj': _t30*a_x_proj*(_t26 + _t28),
-        'lora/dt_proj': _t28*_t30*a_dt_proj,
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t29 + d) + 4*_t27),
+        'lora/x_proj': _t32*a_x_proj*r_a*(_t28 + _t30),
+        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t30*_t32),
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t31 + d) + L_ssm*(d + d_in) + _t15 + 2*_t25 + _t33
+            L_dn*(_t33 + d) + L_ssm*(d + d_in) + _t15 + 2*_t27 + _t35
         ),
-        'lora/in_proj_qkvz': _t35*a_in_proj_qkvz*(2*_t31 + _t34 + d),
-        'lora/in_proj_ba': _t35*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t32 + d),
-        'lora/output_gate': _t33*a_output_gate*r_a,
-        'lora/key': _t37*a_key,
-        'lora/value': _t37*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t38 + _t36),
-        'lora/output': _t36*a_output*r_a,
-        'lora/linear_y': _t39*a_linear_y,
-        'lora/linear_x': _t39*a_linear_x,
-        'lora/linear_out': _t39*a_linear_out,
+        'lora/in_proj_qkvz': _t37*a_in_proj_qkvz*(2*_t33 + _t36 + d),
+        'lora/in_proj_ba': _t37*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t34 + d),
+        'lora/output_gate': _t35*a_output_gate*r_a,
+        'lora/key': _t39*a_key,
+        'lora/value': _t39*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t40 + _t38),
+        'lora/output': _t38*a_output*r_a,
+        'lora/linear_y': _t41*a_linear_y,
+        'lora/linear_x': _t41*a_linear_x,
+        'lora/linear_out': _t41*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t40*a_igate_preact,
-        'lora/fgate_preact': _t40*a_fgate_preact,
-        'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t42*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
-        'lora/linear_left': _t45*a_linear_left,
-        'lora/linear_right': _t45*a_linear_right,
-        'lora/modality_router': _t46*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t46*a_prediction_coefs*(_t47 + n_au),
-        'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
-        'lora/altup_projections': _t49*a_altup_projections,
-        'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
+        'lora/igate_preact': _t42*a_igate_preact,
+        'lora/fgate_preact': _t42*a_fgate_preact,
+        'lora/per_layer_input_gate': _t44*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t44*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t43*a_per_layer_model_projection*(_t45 + d),
+        'lora/linear_left': _t47*a_linear_left,
+        'lora/linear_right': _t47*a_linear_right,
+        'lora/modality_router': _t48*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t48*a_prediction_coefs*(_t49 + n_au),
+        'lora/correction_coefs': _t46*_t50*a_correction_coefs*n_au,
+        'lora/altup_projections': _t51*a_altup_projections,
+        'lora/altup_unembed_projections': _t51*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4261,7 +4262,6 @@ def finetune_counts(s):
             + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
-            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4271,6 +4271,7 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
+            + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4340,7 +4341,6 @@ def finetune_counts(s):
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
-            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4350,6 +4350,7 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
+            + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4398,8 +4399,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t75,
-        'unquantised': N - _t75,
+        'quantised': _t78,
+        'unquantised': N - _t78,
     }
 
 
@@ -4605,7 +4606,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4615,6 +4615,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4722,7 +4723,7 @@ def finetune_states(s):
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
-                        E*d*d_e*(i_glu + 2)
+                        E*d*d_e*(1 - i_pk)*(i_glu + 2)
                         + E_s*d*d_s*(i_glu + 2)
                         + 2*d*i_pk*n_pk
                         + d*i_shared_gate
@@ -4802,7 +4803,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4812,6 +4812,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4927,7 +4928,6 @@ def finetune_states(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4937,6 +4937,7 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5008,7 +5009,6 @@ def finetune_states(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -5018,6 +5018,7 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5113,7 +5114,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -5123,6 +5123,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5428,12 +5429,12 @@ def finetune_memory(s):
             + L_rw*a_output
             + 2*L_rw*a_receptance
             + 2*L_rw*a_value
-            + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_altup_projections*(-i_au + n_au)
             + a_altup_unembed_projections*(-i_au + n_au)
             + a_centroids
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
                 L_dw*i_glu
@@ -5483,12 +5484,12 @@ def finetune_memory(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
@@ -5855,7 +5856,7 @@ def finetune_memory(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
@@ -6007,7 +6008,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6017,6 +6017,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6088,7 +6089,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6098,6 +6098,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6170,7 +6171,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6180,6 +6180,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6249,7 +6250,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6259,6 +6259,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6374,7 +6375,7 @@ def finetune_memory(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
@@ -6517,7 +6518,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6527,6 +6527,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6598,7 +6599,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6608,6 +6608,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6680,7 +6681,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6690,6 +6690,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6759,7 +6760,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6769,6 +6769,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6845,12 +6846,12 @@ def finetune_memory(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
@@ -7341,7 +7342,6 @@ def finetune_flops(s):
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_rw*a_output*r_a*(d + d_rw)
-            + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_altup_projections*d*r_a*(-i_au + n_au)
             + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -7351,6 +7351,7 @@ def finetune_flops(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
+            + 2*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 2*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -7462,7 +7463,6 @@ def finetune_flops(s):
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_rw*a_output*r_a*(d + d_rw)
-                    + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 4*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -7471,6 +7471,9 @@ def finetune_flops(s):
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
+                    )
+                    + 2*a_dt_proj*r_a*(
+                        L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                     )
                     + 2*a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -7900,15 +7903,15 @@ def optimizer_states(s):
     _t9 = _t7*d_v
     _t10 = d_qk + d_v
     _t11 = d*h_kv
-    _t12 = _t2*d
-    _t13 = 1 - i_mla
-    _t14 = (
-        _t13*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t12 = 1 - i_mla
+    _t13 = (
+        _t12*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
+    _t14 = d*(1 - i_pk)
     _t15 = d_in*(1 - i_m2)
     _t16 = 2*N_s
-    _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t17 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
     _t18 = H_v*d_lv
     _t19 = H_v*d_lk + _t18
     _t20 = H_v + _t18
@@ -7984,7 +7987,7 @@ def optimizer_states(s):
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
             - 4*L_moe*(
-                E*d*d_e*(i_glu + 2)
+                E*d*d_e*(1 - i_pk)*(i_glu + 2)
                 + E_s*d*d_s*(i_glu + 2)
                 + 2*d*i_pk*n_pk
                 + d*i_shared_gate
@@ -8056,7 +8059,7 @@ def optimizer_states(s):
             - 8*L*d*r_lr
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
-                _t14
+                _t13
                 + _t22*_t30*d
                 + _t26
                 + _t27*_t28
@@ -8077,14 +8080,10 @@ def optimizer_states(s):
             - L_dw*_t4
             - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t14
+            + 4*L_kvs2*_t13
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
             - 4*L_moe*(
-                E*_t12*d_e
-                + E_s*_t12*d_s
-                + _t5*i_pk*n_pk
-                + d*i_shared_gate
-                + d*(1 - i_pk)*(E + E_0)
+                E*_t14*_t2*d_e + E_s*_t2*d*d_s + _t14*(E + E_0) + _t5*i_pk*n_pk + d*i_shared_gate
             )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
@@ -8134,12 +8133,12 @@ def optimizer_states(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
@@ -8179,7 +8178,6 @@ def optimizer_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8189,6 +8187,7 @@ def optimizer_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8259,7 +8258,6 @@ def optimizer_states(s):
             + 4*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_rw*a_output*r_a*(d + d_rw)
-            + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 8*a_altup_projections*d*r_a*(-i_au + n_au)
             + 8*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8269,6 +8267,7 @@ def optimizer_states(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
+            + 4*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 4*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8521,7 +8520,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8531,6 +8529,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8621,7 +8620,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8631,6 +8629,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8722,7 +8721,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8732,6 +8730,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8823,7 +8822,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8833,6 +8831,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8949,7 +8948,7 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
@@ -9026,7 +9025,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9036,6 +9034,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9152,7 +9151,7 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
@@ -9229,7 +9228,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9239,6 +9237,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9357,7 +9356,7 @@ def offload(s):
                             )
                             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                             + L_moe*(
-                                E*d*d_e*(i_glu + 2)
+                                E*d*d_e*(1 - i_pk)*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
                                 + 2*d*i_pk*n_pk
                                 + d*i_shared_gate
@@ -9434,7 +9433,6 @@ def offload(s):
                         + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_rw*a_output*r_a*(d + d_rw)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                         + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9443,6 +9441,9 @@ def offload(s):
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
+                        )
+                        + a_dt_proj*r_a*(
+                            L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                         )
                         + a_g*r_a*(
                             L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9534,7 +9535,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9544,6 +9544,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9628,7 +9629,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9638,6 +9638,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9724,7 +9725,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9734,6 +9734,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9847,7 +9848,7 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
@@ -9924,7 +9925,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9934,6 +9934,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -10344,7 +10345,7 @@ def precision_memory(s):
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + L_moe*(
-                E*d*d_e*(i_glu + 2)
+                E*d*d_e*(1 - i_pk)*(i_glu + 2)
                 + E_s*d*d_s*(i_glu + 2)
                 + 2*d*i_pk*n_pk
                 + d*i_shared_gate

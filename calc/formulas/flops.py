@@ -76,8 +76,8 @@ import sympy
 from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
-    K_dm,
     E_s,
+    K_dm,
     L,
     L_att,
     L_att2,
@@ -104,7 +104,6 @@ from calc.symbols import (
     V_o,
     c,
     d,
-    d_e,
     d_emb,
     d_ff,
     d_I,

@@ -316,6 +316,9 @@ class ModelSpec(Frozen):
             self._check_gemma3n_residual()
         if self.residual_scales is not None:
             self._check_residual_scales()
+        if att.dynamic_mask is not None and set(self.mixer_kinds) != {"attention"}:
+            raise ValueError("attention.dynamic_mask: every layer's mixer is attention (Doge); "
+                             "it is not defined beside other mixers")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
