@@ -241,3 +241,22 @@ def test_random_gemma3n_specs_verify_exactly(spec, seq_len, device):
     embeddings and kv-shared layers on calc's reference model, on meta and real tensors."""
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+def _doge_part(spec: calc.ModelSpec) -> bool:
+    return (spec.attention.dynamic_mask is not None or spec.residual_scales is not None
+            or bool(spec.moe and spec.moe.product_keys))
+
+
+@one_feature
+@given(spec=model_specs().filter(_doge_part), seq_len=st.integers(1, 14),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_doge_parts_verify_exactly(spec, seq_len, device):
+    """Doge's dynamic mask (dt_proj and A; the top keep keys per key/value head, multiplied
+    alone once fewer than T), product-key experts (the router's 2·⌊√E⌋ sub-keys, k one-neuron
+    experts as two bmm a token) and the residual scales, with whatever else the spec draws,
+    on meta and on real CPU tensors."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
