@@ -24,6 +24,16 @@ it selects only: min(K_I, keys seen) per query, on every attention layer. The in
 and the selected keys' QKᵀ and A·V are attention/scores. transformers runs the selection as a
 mask over dense scores (calc.verify.hf_implementation).
 
+Doge's dynamic mask (attention.dynamic_mask; modeling_doge.py DogeAttention) selects the same
+way: dt_proj h_kv·d_v → h_kv per token (attention/dynamic_mask, 2·h_kv·d_v·h_kv), A's
+exp(A·softplus(·)) and the score added to the logits elementwise (0), and QKᵀ and A·V over the
+min(K_dm, keys seen) keys each query keeps (its key/value head's top K_dm, keep_window_size), as
+for DSA's selection; transformers masks the rest of a dense product (calc.verify.hf_implementation).
+Doge's product-key experts (moe.product_keys; DogeCDMoE) count the router's d → 2·⌊√E⌋ sub-key
+scores (moe/router), 0 for pairing the halves' top ⌊√E⌋, summing and choosing top_k, and
+2·2·d·d_e per chosen one-neuron expert (down_embed's row, then up_embed's: moe/experts). Learned
+residual scales (residual_scales) are elementwise: 0.
+
 Gemma 4's layers without keys and values of their own (attention.kv_shared_layers) compute no
 W_K/W_V products: they score their queries against the keys and values an earlier layer of
 their kind computed, so their QKᵀ and A·V count as any other layer's. Where the keys are the
