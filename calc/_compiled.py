@@ -34,6 +34,7 @@ def _floordiv(a, b):
 
 def params_per_layer(s):
     E_a = s['E_a']
+    b_dm = s['b_dm']
     b_gh = s['b_gh']
     b_norm = s['b_norm']
     b_o = s['b_o']
@@ -47,6 +48,7 @@ def params_per_layer(s):
     h = s['h']
     h_kv = s['h_kv']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
     i_kev = s['i_kev']
@@ -105,6 +107,7 @@ def params_per_layer(s):
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
         'norms': _t0*d*n_norm,
     }
 
@@ -142,18 +145,22 @@ def params_moe_ffn(s):
     i_bn = s['i_bn']
     i_glu = s['i_glu']
     i_mn = s['i_mn']
+    i_pk = s['i_pk']
     i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
+    n_pk = s['n_pk']
     _t0 = E + E_0
-    _t1 = d*(i_glu + 2)
-    _t2 = i_glu + 1
-    _t3 = d*(b_norm + g_norm)
+    _t1 = 2*d*i_pk
+    _t2 = 1 - i_pk
+    _t3 = d*(i_glu + 2)
+    _t4 = i_glu + 1
+    _t5 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
-        'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
-        'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
+        'moe/router': _t0*_t2*d + _t0*b_router + _t1*n_pk + i_rs*(E + d),
+        'moe/experts': E*(_t1*d_e + _t2*(_t3*d_e + b_ff*(_t4*d_e + d))),
+        'moe/shared': E_s*(_t3*d_s + b_ff*(_t4*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': 3*_t3*i_bn + _t3*i_mn,
+        'moe/norm': 3*_t5*i_bn + _t5*i_mn,
     }
 
 
@@ -365,6 +372,7 @@ def params_components(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -408,6 +416,7 @@ def params_components(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -432,6 +441,7 @@ def params_components(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -456,6 +466,8 @@ def params_components(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -467,6 +479,7 @@ def params_components(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = b_norm + g_norm
     _t1 = i_qlora*r_q2
     _t2 = 1 - i_qlora
@@ -571,10 +584,12 @@ def params_components(s):
     _t91 = _t89 + b_ff*d
     _t92 = _t45*d_ff
     _t93 = E + E_0
-    _t94 = d*(i_glu + 2)
-    _t95 = 3*_t53
-    _t96 = _t51*p_le
-    _t97 = _t51*i_au
+    _t94 = _t54*i_pk
+    _t95 = 1 - i_pk
+    _t96 = d*(i_glu + 2)
+    _t97 = 3*_t53
+    _t98 = _t51*p_le
+    _t99 = _t51*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -613,6 +628,10 @@ def params_components(s):
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
         'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
         'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/dynamic_mask': (
+            L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+            + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        ),
         'attention/compressor': (
             4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
         ),
@@ -673,23 +692,23 @@ def params_components(s):
         'mlp/down': L_dense*_t91 + L_dw*_t89,
         'mlp/act': L_dense*n_act,
         'mlp/sub_norm': L_dense*_t92 + L_dw*_t92,
-        'moe/router': L_moe*(_t93*b_router + _t93*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t94*d_e + b_ff*(_t87*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t94*d_s + b_ff*(_t87*d_s + d)) + d*i_shared_gate),
+        'moe/router': L_moe*(_t93*_t95*d + _t93*b_router + _t94*n_pk + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t94*d_e + _t95*(_t96*d_e + b_ff*(_t87*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t96*d_s + b_ff*(_t87*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t53*i_mn + _t95*i_bn),
+        'moe/norm': L_moe*(_t53*i_mn + _t97*i_bn),
         'shared_block/attention': M_sb*(_t28 + _t38*d + _t54*_t86),
         'shared_block/mlp': M_sb*(_t90 + _t91 + n_act),
-        'shared_block/norms': M_sb*_t95,
+        'shared_block/norms': M_sb*_t97,
         'shared_block/projection': L_sb*_t75,
         'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t86 + 6*d) + r_sb*(_t87*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t96,
-        'per_layer_embeddings/layers': 2*_t96,
+        'per_layer_embeddings/projection': _t98,
+        'per_layer_embeddings/layers': 2*_t98,
         'per_layer_embeddings/norms': _t0*i_le*(_t51 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t97,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t99,
         'altup/projections': _t75*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t97,
+        'altup/norms': _t0*_t99,
         'laurel/layers': 2*_t51*r_lr,
         'laurel/norms': _t52*i_lr,
         'embedding/token': V*d_emb,
@@ -701,6 +720,7 @@ def params_components(s):
         'hyper_connections/head': _t55*d + i_hc + n_hc,
         'drafter/projections': D_tg*_t71,
         'final_norm': _t53*i_norm_final,
+        'residual_scales': d*n_rs*w_rs,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
         'prediction_head': i_ph*(_t53 + _t75 + b_ph*d),
@@ -750,6 +770,7 @@ def params_summary(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -793,6 +814,7 @@ def params_summary(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
@@ -819,6 +841,7 @@ def params_summary(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -844,6 +867,8 @@ def params_summary(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -855,6 +880,7 @@ def params_summary(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
@@ -881,241 +907,248 @@ def params_summary(s):
     _t23 = _t22*d
     _t24 = _t21*_t7 + _t23*_t9 + b_qkv*(_t13*_t22 + _t21*i_mla) + i_qlora*(_t12*_t22*r_q + d*r_q)
     _t25 = _t16*d_qk + _t24
-    _t26 = d*(i_glu + 2)
-    _t27 = i_glu + 1
-    _t28 = _t26*d_e + b_ff*(_t27*d_e + d)
-    _t29 = E*_t28
-    _t30 = n_hc**2
-    _t31 = d_qk2*i_qk_head
-    _t32 = d_qk2*i_qk_proj
-    _t33 = _t7*(_t31 + _t32*h_kv2)
-    _t34 = _t7*i_qw
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = h2*i_gate
-    _t38 = _t13*b_qkv*(1 - b_gh)
-    _t39 = 2*i_lg
-    _t40 = d*(1 - i_lg)
-    _t41 = _t7*i_mla
-    _t42 = d_rope2 + r_kv2
-    _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t44 = (
-        _t41*(d_rope2*i_krn + r_kv2)
-        + _t43*d
-        + b_qkv*(_t42*i_mla + _t43)
-        + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t26 = 2*d
+    _t27 = _t26*i_pk
+    _t28 = 1 - i_pk
+    _t29 = d*(i_glu + 2)
+    _t30 = i_glu + 1
+    _t31 = _t27*d_e + _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
+    _t32 = E*_t31
+    _t33 = n_hc**2
+    _t34 = d_qk2*i_qk_head
+    _t35 = d_qk2*i_qk_proj
+    _t36 = _t7*(_t34 + _t35*h_kv2)
+    _t37 = _t7*i_qw
+    _t38 = 1 - i_gh
+    _t39 = _t38*d_v2
+    _t40 = h2*i_gate
+    _t41 = _t13*b_qkv*(1 - b_gh)
+    _t42 = 2*i_lg
+    _t43 = d*(1 - i_lg)
+    _t44 = _t7*i_mla
+    _t45 = d_rope2 + r_kv2
+    _t46 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t47 = (
+        _t44*(d_rope2*i_krn + r_kv2)
+        + _t46*d
+        + b_qkv*(_t45*i_mla + _t46)
+        + i_mla*(_t45*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t45 = 2*d_I
-    _t46 = 2*d_qk
-    _t47 = d*h_I
-    _t48 = d*d_I
-    _t49 = d_I*h_I
-    _t50 = d*d_ff
-    _t51 = _t50 + b_ff*d
-    _t52 = L_dn*d_lv
-    _t53 = H_v*d_lk
-    _t54 = 1 - i_cg
-    _t55 = b_ff*d_ff
-    _t56 = _t27*(_t50 + _t55)
-    _t57 = L_gr*d_gr
-    _t58 = d*d_gr
-    _t59 = 2*d_gr
-    _t60 = _t45 + _t47*i_hw + _t48 + _t49*(d*(1 - i_hw) + i_hw*r_q)
-    _t61 = 2*H_ml
-    _t62 = _t61*d
-    _t63 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t64 = _t7*d
-    _t65 = 3*_t64
-    _t66 = _t64*i_mn + _t65*i_bn
-    _t67 = E + E_0
-    _t68 = _t67*b_router + _t67*d + i_rs*(E + d)
-    _t69 = d**2
-    _t70 = d_qk + d_v
-    _t71 = _t70*h_kv
-    _t72 = b_sc*d
-    _t73 = 2*N_s
-    _t74 = G_s*_t73
-    _t75 = 2*d_in + i_m2*(H_s + _t74)
-    _t76 = H_s*i_m2
-    _t77 = 1 - i_m2
-    _t78 = R_dt + _t73
-    _t79 = _t77*d_in
-    _t80 = 2*d
-    _t81 = _t51 + _t56 + n_act
-    _t82 = d_qk*i_qk_head
-    _t83 = _t7*(_t82 + d_qk*h_kv*i_qk_proj)
-    _t84 = _t34*(_t22*i_qk_proj + _t82) + _t83
-    _t85 = _t35*d_v
-    _t86 = h*i_gate
-    _t87 = _t38*_t85*_t86 + _t86*(_t85 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t88 = d_rope + r_kv
-    _t89 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t90 = (
-        _t41*(d_rope*i_krn + r_kv)
-        + _t89*d
-        + b_qkv*(_t88*i_mla + _t89)
-        + i_mla*(_t88*d + h*r_kv*(_t70 - d_rope))
+    _t48 = 2*d_I
+    _t49 = 2*d_qk
+    _t50 = d*h_I
+    _t51 = d*d_I
+    _t52 = d_I*h_I
+    _t53 = d*d_ff
+    _t54 = _t53 + b_ff*d
+    _t55 = L_dn*d_lv
+    _t56 = H_v*d_lk
+    _t57 = 1 - i_cg
+    _t58 = b_ff*d_ff
+    _t59 = _t30*(_t53 + _t58)
+    _t60 = L_gr*d_gr
+    _t61 = d*d_gr
+    _t62 = 2*d_gr
+    _t63 = _t48 + _t50*i_hw + _t51 + _t52*(d*(1 - i_hw) + i_hw*r_q)
+    _t64 = 2*H_ml
+    _t65 = _t64*d
+    _t66 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
+    _t67 = _t7*d
+    _t68 = 3*_t67
+    _t69 = _t67*i_mn + _t68*i_bn
+    _t70 = E + E_0
+    _t71 = _t27*n_pk + _t28*_t70*d + _t70*b_router + i_rs*(E + d)
+    _t72 = d**2
+    _t73 = d_qk + d_v
+    _t74 = _t73*h_kv
+    _t75 = b_sc*d
+    _t76 = 2*N_s
+    _t77 = G_s*_t76
+    _t78 = 2*d_in + i_m2*(H_s + _t77)
+    _t79 = H_s*i_m2
+    _t80 = 1 - i_m2
+    _t81 = R_dt + _t76
+    _t82 = _t80*d_in
+    _t83 = _t54 + _t59 + n_act
+    _t84 = d_qk*i_qk_head
+    _t85 = _t7*(_t84 + d_qk*h_kv*i_qk_proj)
+    _t86 = _t37*(_t22*i_qk_proj + _t84) + _t85
+    _t87 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t88 = _t38*d_v
+    _t89 = h*i_gate
+    _t90 = _t41*_t88*_t89 + _t89*(_t88 + i_gh)*(_t42*r_q + _t43) + b_gh*h
+    _t91 = d_rope + r_kv
+    _t92 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t93 = (
+        _t44*(d_rope*i_krn + r_kv)
+        + _t92*d
+        + b_qkv*(_t91*i_mla + _t92)
+        + i_mla*(_t91*d + h*r_kv*(_t73 - d_rope))
     )
-    _t91 = L_kvs - L_kvs2
-    _t92 = L_rw*d_rw
-    _t93 = 3*d
-    _t94 = 5*d
-    _t95 = H_la*L_la*d_la
-    _t96 = H_ml*L_ml*d_mv
-    _t97 = L*d
-    _t98 = 2*H_k*d_lk
-    _t99 = H_v*d_lv
-    _t100 = _t53 + _t99
-    _t101 = H_v + _t99
-    _t102 = b_moe*d
-    _t103 = h*i_sink
-    _t104 = i_rel*(2*_t22 + _t23)
-    _t105 = 4*i_diff
-    _t106 = 4*d
-    _t107 = _t105*d_qk
-    _t108 = E_a*_t0
-    _t109 = L*_t64
-    _t110 = _t64*n_norm
-    _t111 = _t7*i_sub
-    _t112 = _t111*d_ff
-    _t113 = _t111*_t17
-    _t114 = (
+    _t94 = L_kvs - L_kvs2
+    _t95 = L_rw*d_rw
+    _t96 = 3*d
+    _t97 = 5*d
+    _t98 = H_la*L_la*d_la
+    _t99 = H_ml*L_ml*d_mv
+    _t100 = L*d
+    _t101 = 2*H_k*d_lk
+    _t102 = H_v*d_lv
+    _t103 = _t102 + _t56
+    _t104 = H_v + _t102
+    _t105 = b_moe*d
+    _t106 = h*i_sink
+    _t107 = i_rel*(2*_t22 + _t23)
+    _t108 = 4*i_diff
+    _t109 = 4*d
+    _t110 = _t108*d_qk
+    _t111 = E_a*_t0
+    _t112 = L*_t67
+    _t113 = _t67*n_norm
+    _t114 = _t7*i_sub
+    _t115 = _t114*d_ff
+    _t116 = _t114*_t17
+    _t117 = (
         C_cen*d
-        + D_tg*_t93
-        + H_v*_t52*d
-        + L*_t110
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + D_tg*_t96
+        + H_v*_t55*d
+        + L*_t113
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t105*d_qk2
-        + L_att2*_t108
-        + L_att2*_t111*_t4
-        + L_att2*_t44
+        + L_att2*_t108*d_qk2
+        + L_att2*_t111
+        + L_att2*_t114*_t4
+        + L_att2*_t47
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
-        + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t106*d_qk
-        + L_csa*(_t45*m_csa + d_I)
-        + L_csa*(_t46*m_csa + d_qk)
-        + L_csa*(_t47 + 4*_t48 + _t49*r_q)
-        + L_dense*_t112
-        + L_dense*_t51
-        + L_dense*_t56
+        + L_att2*(_t36 + _t37*(_t34 + _t35*h2))
+        + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + L_att2*(_t39*_t40*_t41 + _t40*(_t39 + i_gh)*(_t42*r_q2 + _t43) + b_gh*h2)
+        + L_csa*_t109*d_qk
+        + L_csa*(_t48*m_csa + d_I)
+        + L_csa*(_t49*m_csa + d_qk)
+        + L_csa*(_t50 + 4*_t51 + _t52*r_q)
+        + L_dense*_t115
+        + L_dense*_t54
+        + L_dense*_t59
         + L_dense*n_act
-        + L_dn*d*(_t100*i_gf + _t101*_t54 + _t101 + _t98)
-        + L_dn*i_cg*(_t100*r_g + _t80*r_g)
-        + L_dn*k_dn*(_t98 + _t99)
-        + L_dn*(H_v*_t54 + H_v + _t53*i_cg)
-        + L_dw*_t112
-        + L_dw*_t50
-        + L_dw*(_t27*(2*_t50 + 2*_t55) - _t56)
-        + L_gr*(_t58 + d)
-        + 2*L_gr*(_t58 + d_gr)
-        + L_gr*(_t59*w_gr + _t59)
-        + L_hca*_t46*d
+        + L_dn*d*(_t101 + _t103*i_gf + _t104*_t57 + _t104)
+        + L_dn*i_cg*(_t103*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t101 + _t102)
+        + L_dn*(H_v*_t57 + H_v + _t56*i_cg)
+        + L_dw*_t115
+        + L_dw*_t53
+        + L_dw*(_t30*(2*_t53 + 2*_t58) - _t59)
+        + L_gr*(_t61 + d)
+        + 2*L_gr*(_t61 + d_gr)
+        + L_gr*(_t62*w_gr + _t62)
+        + L_hca*_t49*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t60
-        - L_kvs2*_t33
-        - L_kvs2*_t44
-        + L_ml*_t62*d_mk
-        + L_ml*(_t61 + _t62)
-        + L_moe*_t102
-        + L_moe*_t63
+        + L_idx*_t63
+        - L_kvs2*_t36
+        - L_kvs2*_t47
+        + L_ml*_t65*d_mk
+        + L_ml*(_t64 + _t65)
+        + L_moe*_t105
         + L_moe*_t66
-        + L_moe*_t68
-        + L_rw*_t69
-        + L_rw*_t94
-        + L_sb*_t69
-        + L_sb*(i_sba*r_sb*(_t22 + _t71 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_moe*_t69
+        + L_moe*_t71
+        + L_rw*_t72
+        + L_rw*_t97
+        + L_sb*_t72
+        + L_sb*(i_sba*r_sb*(_t22 + _t74 + 6*d) + r_sb*(_t30*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t69 + _t72)
-        + L_sc*(3*_t69 + 3*_t72)
-        + L_ssm*_t78*_t79
-        + L_ssm*(2*_t76 + _t77*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t74*i_m2 + d_in)
-        + L_ssm*(_t75*b_ssm + _t75*d)
+        + L_sc*(_t72 + _t75)
+        + L_sc*(3*_t72 + 3*_t75)
+        + L_ssm*_t81*_t82
+        + L_ssm*(2*_t79 + _t80*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t77*i_m2 + d_in)
+        + L_ssm*(_t78*b_ssm + _t78*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t77*_t78*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t79 + _t76 + _t79)
+        + L_ssm*(_t80*_t81*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t82 + _t79 + _t82)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t71*d
+        + L_xa*_t74*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t65
-        + M_sb*_t81
-        + M_sb*(_t18 + _t22*_t80 + _t71*_t80)
-        + _t103*_t15
-        + _t104*_t15
-        + _t106*_t92
+        + M_sb*_t68
+        + M_sb*_t83
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t74)
+        + _t100*i_au
+        + 3*_t100*p_le
+        + 2*_t100*r_lr
+        + _t106*_t15
         + _t107*_t15
-        + _t108*_t15
-        + _t109*i_au
-        + _t109*i_lr
-        + _t113*_t15
-        + _t15*_t84
+        + _t109*_t95
+        + _t110*_t15
+        + _t111*_t15
+        + _t112*i_au
+        + _t112*i_lr
+        + _t116*_t15
+        + _t15*_t86
         + _t15*_t87
         + _t15*_t90
-        + _t30*d
-        + _t52
-        + _t57*(k_gr + 1)
-        + _t57
-        + _t64*i_norm_emb
-        + _t64*i_norm_final
-        - _t64*(1 - i_n0)
-        + _t69*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t97 + p_le)
-        + _t80*d_emb*i_proj
-        + _t80*r_ng*(L + L_moe)
-        - _t83*_t91
-        - _t90*_t91
-        + 2*_t92
-        + _t93*_t96
-        + _t94*_t95
-        + _t95
-        + _t96
-        + _t97*i_au
-        + 3*_t97*p_le
-        + 2*_t97*r_lr
+        + _t15*_t93
+        + _t26*d_emb*i_proj
+        + _t26*r_ng*(L + L_moe)
+        + _t33*d
+        + _t55
+        + _t60*(k_gr + 1)
+        + _t60
+        + _t67*i_norm_emb
+        + _t67*i_norm_final
+        - _t67*(1 - i_n0)
+        + _t7*i_le*(_t100 + p_le)
+        + _t72*(-2*i_au + 2*n_au)
+        - _t85*_t94
+        - _t93*_t94
+        + 2*_t95
+        + _t96*_t99
+        + _t97*_t98
+        + _t98
+        + _t99
         + b_oL*d
+        + d*n_rs*w_rs
         + h*n_pb
         + i_hc
-        + i_ph*(_t64 + _t69 + b_ph*d)
+        + i_ph*(_t67 + _t72 + b_ph*d)
         + n_hc
     )
-    _t115 = (
+    _t118 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
-        + L_moe*_t29
-        + _t114
+        + L_moe*_t32
+        + _t117
         + _t15*_t20
         + _t15*_t25
     )
-    _t116 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t117 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t116
+    _t119 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t120 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t119
     return {
-        'total': _t115 + _t117,
-        'embedding': _t116,
-        'non_embedding': _t115,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t114 + _t117 + _t15*_t19 + _t15*_t24,
+        'total': _t118 + _t120,
+        'embedding': _t119,
+        'non_embedding': _t118,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t117 + _t120 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t65
-            + 2*M*_t69
+            M*_t68
+            + 2*M*_t72
             + M*(
-                _t103
-                + _t104
+                _t106
                 + _t107
-                + _t108
                 + _t110
+                + _t111
                 + _t113
+                + _t116
                 + _t20
                 + _t25
-                + _t60*i_dsa
-                + _t84
+                + _t63*i_dsa
+                + _t86
                 + _t87
                 + _t90
-                + i_moe*(_t102 + _t29 + _t63 + _t66 + _t68)
-                + (1 - i_moe)*(_t112 + _t81)
+                + _t93
+                + i_moe*(_t105 + _t32 + _t66 + _t69 + _t71)
+                + (1 - i_moe)*(_t115 + _t83)
             )
         ),
     }
@@ -1187,6 +1220,7 @@ def flops_forward_components(s):
     i_au = s['i_au']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -1202,6 +1236,7 @@ def flops_forward_components(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -1213,6 +1248,7 @@ def flops_forward_components(s):
     k_sc = s['k_sc']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1281,16 +1317,17 @@ def flops_forward_components(s):
     _t51 = L_xa*i_img
     _t52 = i_glu + 2
     _t53 = _t26*_t52*d_ff
-    _t54 = 2*L_moe
-    _t55 = _t54*d
-    _t56 = n_hc**2
-    _t57 = _t56*i_hcm
-    _t58 = 2*L
-    _t59 = _t8*h_kv
-    _t60 = 2*L_sb
-    _t61 = L*_t49
-    _t62 = n_au**2
-    _t63 = 2*d_emb
+    _t54 = _t26*i_pk
+    _t55 = d*(1 - i_pk)
+    _t56 = 2*L_moe
+    _t57 = n_hc**2
+    _t58 = _t57*i_hcm
+    _t59 = 2*L
+    _t60 = _t8*h_kv
+    _t61 = 2*L_sb
+    _t62 = L*_t49
+    _t63 = n_au**2
+    _t64 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1305,6 +1342,7 @@ def flops_forward_components(s):
             + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
         ),
         'attention/router': _t18*_t3 + _t18*_t5,
+        'attention/dynamic_mask': _t3*d_v2*h_kv2**2*i_dm + _t5*d_v*h_kv**2*i_dm,
         'attention/indexer': (
             2*L_csa*(_t19 + 4*_t20 + _t21*r_q)
             + 2*L_idx*(_t19*i_hw + _t20 + _t21*(d*(1 - i_hw) + i_hw*r_q))
@@ -1350,27 +1388,27 @@ def flops_forward_components(s):
         'cross_attention/q': _t50*_t51,
         'cross_attention/o': _t13*_t26*_t51,
         'mlp': L_dense*_t53 + L_dw*_t53 - L_xa*_t53*(1 - i_img),
-        'moe/router': _t55*(E + E_0),
-        'moe/experts': _t52*_t55*d_e*k,
-        'moe/shared': _t54*(E_s*_t52*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t58*(_t26*_t57 + d*n_hc*(2*_t57 + 4*n_hc)),
-        'hyper_connections/head': _t26*_t56,
-        'shared_block/attention': _t60*(_t14 + _t26*_t59 + _t50),
+        'moe/router': _t56*(_t54*n_pk + _t55*(E + E_0)),
+        'moe/experts': _t56*k*(_t52*_t55*d_e + _t54*d_e),
+        'moe/shared': _t56*(E_s*_t52*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t59*(_t26*_t58 + d*n_hc*(2*_t58 + 4*n_hc)),
+        'hyper_connections/head': _t26*_t57,
+        'shared_block/attention': _t61*(_t14 + _t26*_t60 + _t50),
         'shared_block/mlp': L_sb*_t53,
         'shared_block/projection': L_sb*_t42,
-        'shared_block/adapters': _t60*(
-            i_sba*r_sb*(_t35 + _t4 + _t59) + r_sb*(d + d_ff*(i_glu + 1))
+        'shared_block/adapters': _t61*(
+            i_sba*r_sb*(_t35 + _t4 + _t60) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t58*d*p_le,
-        'per_layer_embeddings/layers': _t61*p_le,
-        'altup/layers': _t58*(_t62*d + _t62 + 2*d*n_au + n_au**3),
+        'per_layer_embeddings/projection': _t59*d*p_le,
+        'per_layer_embeddings/layers': _t62*p_le,
+        'altup/layers': _t59*(_t63*d + _t63 + 2*d*n_au + n_au**3),
         'altup/projections': _t42*(-2*i_au + 2*n_au),
-        'laurel/layers': _t61*r_lr,
-        'norm_gates': _t26*r_ng*(_t54 + _t58),
+        'laurel/layers': _t62*r_lr,
+        'norm_gates': _t26*r_ng*(_t56 + _t59),
         'embedding_projection': _t49*d_emb*i_proj,
         'drafter/projections': D_tg*_t35,
         'centroid_head': C_cen*_t26,
-        'lm_head': V_cen*_t63 + V_o*_t63*(1 - i_cen),
+        'lm_head': V_cen*_t64 + V_o*_t64*(1 - i_cen),
         'prediction_head': _t42*i_ph,
     }
 
@@ -1390,6 +1428,7 @@ def flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    K_dm = s['K_dm']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
@@ -1453,6 +1492,7 @@ def flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -1468,6 +1508,7 @@ def flops(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -1482,6 +1523,7 @@ def flops(s):
     m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1512,53 +1554,54 @@ def flops(s):
     _t15 = H_la*L_la
     _t16 = H_v*d_lv
     _t17 = L_dn*_t0
-    _t18 = 2*L_moe
-    _t19 = d_qk*h
-    _t20 = _t0*_t19
-    _t21 = L_xa*i_img
-    _t22 = d_v*h
+    _t18 = d_qk*h
+    _t19 = _t0*_t18
+    _t20 = L_xa*i_img
+    _t21 = d_v*h
+    _t22 = 2*L_att2
     _t23 = i_glu + 2
     _t24 = _t0*_t23*d_ff
-    _t25 = _t23*d
-    _t26 = L_att - L_att2
-    _t27 = _t10*(1 - i_m2)
-    _t28 = 2*N_s
-    _t29 = G_s*_t28
-    _t30 = 2*L
+    _t25 = L_att - L_att2
+    _t26 = _t10*(1 - i_m2)
+    _t27 = 2*N_s
+    _t28 = G_s*_t27
+    _t29 = 2*L
+    _t30 = 2*L_moe
     _t31 = 2*H_k*d_lk
     _t32 = 2*L_dn
-    _t33 = d*h_I
-    _t34 = d*d_I
-    _t35 = d_I*h_I
-    _t36 = H_v*d_lk + _t16
-    _t37 = n_au**2
-    _t38 = _t22*d
-    _t39 = d_qk + d_v
-    _t40 = _t39*h_kv
-    _t41 = _t0*_t40
-    _t42 = 2*L_sb
-    _t43 = _t13*i_hcm
-    _t44 = 1 - i_og
-    _t45 = d_v2*h2
-    _t46 = d*g_o*r_o
-    _t47 = 2*L_att2
-    _t48 = d_qk2*h2
-    _t49 = d*(1 - i_qlora)
-    _t50 = i_lg + 1
-    _t51 = 1 - i_gh
-    _t52 = 2*i_lg
-    _t53 = d*(1 - i_lg)
-    _t54 = 2*_t26
-    _t55 = H_v + _t16
-    _t56 = d*(1 - i_mla)
-    _t57 = (
-        2*_t56*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t33 = 2*_t25
+    _t34 = d*h_I
+    _t35 = d*d_I
+    _t36 = d_I*h_I
+    _t37 = H_v*d_lk + _t16
+    _t38 = n_au**2
+    _t39 = _t0*i_pk
+    _t40 = d*(1 - i_pk)
+    _t41 = _t21*d
+    _t42 = d_qk + d_v
+    _t43 = _t42*h_kv
+    _t44 = _t0*_t43
+    _t45 = 2*L_sb
+    _t46 = _t13*i_hcm
+    _t47 = 1 - i_og
+    _t48 = d_v2*h2
+    _t49 = d*g_o*r_o
+    _t50 = d_qk2*h2
+    _t51 = d*(1 - i_qlora)
+    _t52 = i_lg + 1
+    _t53 = 1 - i_gh
+    _t54 = 2*i_lg
+    _t55 = d*(1 - i_lg)
+    _t56 = H_v + _t16
+    _t57 = d*(1 - i_mla)
+    _t58 = (
+        2*_t57*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t58 = (
-        2*_t56*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
+    _t59 = (
+        2*_t57*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t42 - d_rope))
     )
-    _t59 = L_xa*T_img
+    _t60 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
@@ -1566,65 +1609,67 @@ def flops(s):
             + L*_t1*p_le
             + L*_t5*r_lr
             + L_att2*_t14
-            + L_att2*_t57
+            + L_att2*_t58
             + L_csa*_t8*d_qk
-            + 2*L_csa*(_t33 + 4*_t34 + _t35*r_q)
+            + 2*L_csa*(_t34 + 4*_t35 + _t36*r_q)
             + L_dense*_t24
             + 7*L_dn*_t16*d_lk
             + L_dw*_t24
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t33*i_hw + _t34 + _t35*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t57
+            + 2*L_idx*(_t34*i_hw + _t35 + _t36*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t58
             + L_rw*_t12
             + L_sb*_t12
             + L_sb*_t24
             + L_sc*_t0*k_sc
             + 8*L_sc*_t11
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t29))
-            + 2*L_ssm*k_s*(_t29*i_m2 + d_in)
+            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t28))
+            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
             - L_xa*_t24*(1 - i_img)
-            + R_dt*_t27
+            + R_dt*_t26
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
             + _t0*_t13
-            + _t0*_t21*_t22
-            + _t0*r_ng*(_t18 + _t30)
+            + _t0*_t20*_t21
+            + _t0*r_ng*(_t29 + _t30)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t10*d
             + _t12*i_ph
             + _t12*(-2*i_au + 2*n_au)
-            + _t14*_t26
+            + _t14*_t25
             + 10*_t15*d*d_la
             + 5*_t15*d_la**2
             + _t16*_t17
-            + _t17*(_t31 + _t36*i_gf + _t55*(1 - i_cg) + _t55)
-            + _t18*_t25*d_e*k
-            + _t18*d*(E + E_0)
-            + _t18*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t17*(_t31 + _t37*i_gf + _t56*(1 - i_cg) + _t56)
+            + _t19*_t20
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t20*_t21
-            + _t26*_t58
-            + _t27*(R_dt + _t28)
+            + _t22*d_v2*h_kv2**2*i_dm
+            + _t22*h2*i_gate*(_t53*d_v2 + i_gh)*(_t54*r_q2 + _t55)
+            + _t22*(_t50*_t51 + i_qlora*(_t50*_t52*r_q2 + d*r_q2))
+            + _t22*(_t47*_t48*d + i_og*(_t48*r_o + _t49))
+            + _t25*_t59
+            + _t26*(R_dt + _t27)
+            + _t29*(_t0*_t46 + d*n_hc*(2*_t46 + 4*n_hc))
+            + _t29*(_t38*d + _t38 + 2*d*n_au + n_au**3)
             + _t3*_t8
             + 9*_t3
-            + _t30*(_t0*_t43 + d*n_hc*(2*_t43 + 4*n_hc))
-            + _t30*(_t37*d + _t37 + 2*d*n_au + n_au**3)
-            + _t32*i_cg*(_t0*r_g + _t36*r_g)
+            + _t30*k*(_t23*_t40*d_e + _t39*d_e)
+            + _t30*(_t39*n_pk + _t40*(E + E_0))
+            + _t30*(E_s*_t23*d*d_s + d*i_shared_gate)
+            + _t32*i_cg*(_t0*r_g + _t37*r_g)
             + _t32*k_dn*(_t16 + _t31)
-            + _t42*(i_sba*r_sb*(_t1 + _t19 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t42*(_t20 + _t38 + _t41)
-            + _t47*h2*i_gate*(_t51*d_v2 + i_gh)*(_t52*r_q2 + _t53)
-            + _t47*(_t48*_t49 + i_qlora*(_t48*_t50*r_q2 + d*r_q2))
-            + _t47*(_t44*_t45*d + i_og*(_t45*r_o + _t46))
+            + _t33*d_v*h_kv**2*i_dm
+            + _t33*h*i_gate*(_t53*d_v + i_gh)*(_t54*r_q + _t55)
+            + _t33*(_t18*_t51 + i_qlora*(_t18*_t52*r_q + d*r_q))
+            + _t33*(_t41*_t47 + i_og*(_t21*r_o + _t49))
+            + _t45*(i_sba*r_sb*(_t1 + _t18 + _t43) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t45*(_t19 + _t41 + _t44)
             + _t5*d_emb*i_proj
-            + _t54*h*i_gate*(_t51*d_v + i_gh)*(_t52*r_q + _t53)
-            + _t54*(_t19*_t49 + i_qlora*(_t19*_t50*r_q + d*r_q))
-            + _t54*(_t38*_t44 + i_og*(_t22*r_o + _t46))
-            - _t58*(L_kvs - L_kvs2)
+            - _t59*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
             + _t7*d_mk
             + _t7
@@ -1694,9 +1739,16 @@ def flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
-                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
-                )
+                + (
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel)
             )
             + h2*(
                 L_chk2*(
@@ -1713,11 +1765,20 @@ def flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
+                + (
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t41*_t59,
-        'cross_scores_per_sequence': 2*T*_t39*_t59*h,
+        'image_kv_per_sequence': _t44*_t60,
+        'cross_scores_per_sequence': 2*T*_t42*_t60*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -1729,14 +1790,16 @@ def flops(s):
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 L_sel*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
-                + T*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel)
                 + (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
+                + (T*(1 - i_dm) + i_dm*_minimum(K_dm, T))*(
+                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
+                )
             )
             + 2*h2*(
                 L_chk2*(T - c*_floordiv(T - 1, c))
                 + L_loc2*_minimum(T, w)
-                + T*(L_att2 - L_chk2 - L_loc2)
+                + (T*(1 - i_dm) + i_dm*_minimum(K_dm, T))*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
     }
@@ -1785,6 +1848,7 @@ def rules_train_per_token(s):
     V_o = s['V_o']
     V_seg = s['V_seg']
     b_cs = s['b_cs']
+    b_dm = s['b_dm']
     b_ff = s['b_ff']
     b_gh = s['b_gh']
     b_lm = s['b_lm']
@@ -1828,6 +1892,7 @@ def rules_train_per_token(s):
     i_bn = s['i_bn']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_dtn = s['i_dtn']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -1852,6 +1917,7 @@ def rules_train_per_token(s):
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -1877,6 +1943,8 @@ def rules_train_per_token(s):
     n_hc = s['n_hc']
     n_norm = s['n_norm']
     n_pb = s['n_pb']
+    n_pk = s['n_pk']
+    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -1888,6 +1956,7 @@ def rules_train_per_token(s):
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
+    w_rs = s['w_rs']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = 6*L
@@ -1958,101 +2027,109 @@ def rules_train_per_token(s):
     _t57 = 6*L_moe
     _t58 = _t3*d
     _t59 = E + E_0
-    _t60 = d**2
-    _t61 = 6*_t60
-    _t62 = d_qk*h
-    _t63 = _t11*h_kv
-    _t64 = b_sc*d
-    _t65 = 6*L_sc
-    _t66 = 6*L_ssm
-    _t67 = 2*N_s
-    _t68 = G_s*_t67
-    _t69 = 2*d_in + i_m2*(H_s + _t68)
-    _t70 = H_s*i_m2
-    _t71 = 1 - i_m2
-    _t72 = R_dt + _t67
-    _t73 = _t71*d_in
-    _t74 = d_v*h
-    _t75 = _t74*d
-    _t76 = 2*d
-    _t77 = 6*M_sb
-    _t78 = 6*h
-    _t79 = d_qk*i_qk_head
-    _t80 = _t3*(_t79 + d_qk*h_kv*i_qk_proj)
-    _t81 = L_att - L_att2
-    _t82 = 6*_t81
-    _t83 = _t20*d_v
-    _t84 = h*i_gate
-    _t85 = i_qlora*r_q
-    _t86 = _t62*d
-    _t87 = L_rw*d_rw
-    _t88 = 18*d
-    _t89 = 30*d
-    _t90 = _t0*_t3
-    _t91 = H_la*L_la*d_la
-    _t92 = H_ml*d_mv
-    _t93 = L*i_au
-    _t94 = 2*H_k*d_lk
-    _t95 = H_v*d_lv
-    _t96 = _t44 + _t95
-    _t97 = H_v + _t95
-    _t98 = L_dn*_t0
-    _t99 = L*d
-    _t100 = 12*d
-    _t101 = 24*i_diff
-    _t102 = 24*d
-    _t103 = E_a*_t0*i_moa
-    _t104 = L*_t90
-    _t105 = _t3*i_sub
-    _t106 = _t105*d_ff
-    _t107 = L_xa*_t0
-    _t108 = (
+    _t60 = 2*d
+    _t61 = _t60*i_pk
+    _t62 = 1 - i_pk
+    _t63 = d**2
+    _t64 = 6*_t63
+    _t65 = d_qk*h
+    _t66 = _t11*h_kv
+    _t67 = b_sc*d
+    _t68 = 6*L_sc
+    _t69 = 6*L_ssm
+    _t70 = 2*N_s
+    _t71 = G_s*_t70
+    _t72 = 2*d_in + i_m2*(H_s + _t71)
+    _t73 = H_s*i_m2
+    _t74 = 1 - i_m2
+    _t75 = R_dt + _t70
+    _t76 = _t74*d_in
+    _t77 = d_v*h
+    _t78 = _t77*d
+    _t79 = 6*M_sb
+    _t80 = 6*h
+    _t81 = d_qk*i_qk_head
+    _t82 = _t3*(_t81 + d_qk*h_kv*i_qk_proj)
+    _t83 = L_att - L_att2
+    _t84 = 6*_t83
+    _t85 = _t20*d_v
+    _t86 = h*i_gate
+    _t87 = i_qlora*r_q
+    _t88 = _t65*d
+    _t89 = L_rw*d_rw
+    _t90 = 18*d
+    _t91 = 30*d
+    _t92 = _t0*_t3
+    _t93 = H_la*L_la*d_la
+    _t94 = H_ml*d_mv
+    _t95 = L*i_au
+    _t96 = 2*H_k*d_lk
+    _t97 = H_v*d_lv
+    _t98 = _t44 + _t97
+    _t99 = H_v + _t97
+    _t100 = L_dn*_t0
+    _t101 = L*d
+    _t102 = 12*d
+    _t103 = 24*i_diff
+    _t104 = 24*d
+    _t105 = E_a*_t0*i_moa
+    _t106 = L*_t92
+    _t107 = _t3*i_sub
+    _t108 = _t107*d_ff
+    _t109 = L_xa*_t0
+    _t110 = (
         C_cen*_t0
-        + D_tg*_t88
-        + H_ml*L_ml*_t100*d_mk
-        + L_att2*_t101*d_qk2
-        + L_att2*_t103
+        + D_tg*_t90
+        + H_ml*L_ml*_t102*d_mk
+        + L_att2*_t103*d_qk2
+        + L_att2*_t105
         + L_att2*_t8
-        + L_csa*_t102*d_qk
+        + L_csa*_t104*d_qk
         + 12*L_gr*(_t52 + d_gr)
-        + L_hca*_t100*d_qk
+        + L_hca*_t102*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
         + 6*L_idx*(_t35 + _t37*i_hw + _t38 + _t39*(d*(1 - i_hw) + i_hw*r_q))
         - 6*L_kvs2*_t17
         - L_kvs2*_t8
-        + L_ml*_t88*_t92
+        + L_ml*_t90*_t94
         + L_moe*_t0*b_moe
-        + L_rw*_t61
-        + L_rw*_t89
-        + L_sb*_t61
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t62 + _t63) + r_sb*(_t46*d_ff + d))
+        + L_rw*_t64
+        + L_rw*_t91
+        + L_sb*_t64
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t65 + _t66) + r_sb*(_t46*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
         + 18*M_sb*_t58
         + _t0*_t14
-        + _t0*_t93
+        + _t0*_t95
         + _t0*b_oL
-        + _t100*d_emb*i_proj
-        + _t100*r_ng*(L + L_moe)
-        + _t101*_t81*d_qk
-        + _t102*_t87
-        + _t103*_t81
-        + _t104*i_lr
-        + _t104*n_norm
-        + _t105*_t19*_t28
-        + _t105*_t74*_t82
-        + _t106*_t40
-        + _t106*_t49
-        + _t107*_t62
-        + _t107*_t63
-        + _t107*_t74
-        + _t13*_t81
+        + _t0*n_rs*w_rs
+        + _t100*_t97
+        + _t100*(_t45*_t99 + _t96 + _t98*i_gf + _t99)
+        + 18*_t101*p_le
+        + 12*_t101*r_lr
+        + _t102*d_emb*i_proj
+        + _t102*r_ng*(L + L_moe)
+        + _t103*_t83*d_qk
+        + _t104*_t89
+        + _t105*_t83
+        + _t106*i_lr
+        + _t106*n_norm
+        + _t107*_t19*_t28
+        + _t107*_t77*_t84
+        + _t108*_t40
+        + _t108*_t49
+        + _t109*_t65
+        + _t109*_t66
+        + _t109*_t77
+        + _t13*_t83
         - _t13*_t9
         + _t19*h2*i_sink2
         + _t19*i_rel*(2*_t32 + _t33)
         + _t19*(_t17 + _t18*(_t15 + _t16*h2))
         + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
+        + _t19*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
         + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
         + _t19*(
             _t3*_t30
@@ -2062,7 +2139,7 @@ def rules_train_per_token(s):
         )
         + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t99 + p_le)
+        + 6*_t3*i_le*(_t101 + p_le)
         + _t36*(_t35*m_csa + d_I)
         + _t36*(2*d_qk*m_csa + d_qk)
         + _t36*(_t37 + 4*_t38 + _t39*r_q)
@@ -2071,66 +2148,63 @@ def rules_train_per_token(s):
         + _t40*n_act
         + _t41*_t49
         + _t43*d_lv
-        + _t43*i_cg*(_t76*r_g + _t96*r_g)
-        + _t43*k_dn*(_t94 + _t95)
+        + _t43*i_cg*(_t60*r_g + _t98*r_g)
+        + _t43*k_dn*(_t96 + _t97)
         + _t43*(H_v*_t45 + H_v + _t44*i_cg)
         + _t49*(_t46*(2*_t41 + 2*_t47) - _t48)
         + _t50*(_t52 + d)
         + _t50*(_t53*w_gr + _t53)
         + _t51*(k_gr + 1)
         + _t51
-        + _t55*_t92
+        + _t55*_t94
         + _t55*(_t54*d + _t54)
-        + _t57*k*(_t56*d_e + b_ff*(_t46*d_e + d))
+        + _t57*k*(_t61*d_e + _t62*(_t56*d_e + b_ff*(_t46*d_e + d)))
         + _t57*(E_s*(_t56*d_s + b_ff*(_t46*d_s + d)) + d*i_shared_gate)
         + _t57*(3*_t58*i_bn + _t58*i_mn)
-        + _t57*(_t59*b_router + _t59*d + i_rs*(E + d))
-        + _t61*(-2*i_au + 2*n_au)
-        + _t65*(_t60 + _t64)
-        + _t65*(3*_t60 + 3*_t64)
-        + _t66*_t72*_t73
-        + _t66*(2*_t70 + _t71*(N_s*d_in + d_in))
-        + _t66*(b_cs + k_s)*(_t68*i_m2 + d_in)
-        + _t66*(_t69*b_ssm + _t69*d)
-        + _t66*(b_ssm*d + d*d_in)
-        + _t66*(_t71*_t72*i_dtn + d_in*i_gn*i_m2)
-        + _t66*(R_dt*_t73 + _t70 + _t73)
-        + _t77*(_t42 + _t48 + n_act)
-        + _t77*(_t62*_t76 + _t63*_t76 + _t75)
-        + _t78*_t81*i_sink
-        + _t78*n_pb
-        - 6*_t80*_t9
-        + _t82*i_rel*(2*_t62 + _t86)
-        + _t82*(_t18*(_t62*i_qk_proj + _t79) + _t80)
-        + _t82*(_t26 + _t27*_t75 + i_og*(_t29 + _t74*r_o))
-        + _t82*(_t23*_t83*_t84 + _t84*(_t83 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t82*(
-            _t3*_t85 + _t31*_t86 + b_qkv*(_t6*_t62 + _t85*i_mla) + i_qlora*(_t34*_t62*r_q + d*r_q)
+        + _t57*(_t59*_t62*d + _t59*b_router + _t61*n_pk + i_rs*(E + d))
+        + _t64*(-2*i_au + 2*n_au)
+        + _t68*(_t63 + _t67)
+        + _t68*(3*_t63 + 3*_t67)
+        + _t69*_t75*_t76
+        + _t69*(2*_t73 + _t74*(N_s*d_in + d_in))
+        + _t69*(b_cs + k_s)*(_t71*i_m2 + d_in)
+        + _t69*(_t72*b_ssm + _t72*d)
+        + _t69*(b_ssm*d + d*d_in)
+        + _t69*(_t74*_t75*i_dtn + d_in*i_gn*i_m2)
+        + _t69*(R_dt*_t76 + _t73 + _t76)
+        + _t79*(_t42 + _t48 + n_act)
+        + _t79*(_t60*_t65 + _t60*_t66 + _t78)
+        + _t80*_t83*i_sink
+        + _t80*n_pb
+        - 6*_t82*_t9
+        + _t84*i_rel*(2*_t65 + _t88)
+        + _t84*(_t18*(_t65*i_qk_proj + _t81) + _t82)
+        + _t84*(_t26 + _t27*_t78 + i_og*(_t29 + _t77*r_o))
+        + _t84*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t84*(_t23*_t85*_t86 + _t86*(_t85 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
+        + _t84*(
+            _t3*_t87 + _t31*_t88 + b_qkv*(_t6*_t65 + _t87*i_mla) + i_qlora*(_t34*_t65*r_q + d*r_q)
         )
-        + 12*_t87
-        + _t89*_t91
-        + _t90*_t93
-        + _t90*i_norm_emb
-        + _t90*i_norm_final
-        - _t90*(1 - i_n0)
-        + 6*_t91
-        + _t95*_t98
-        + _t98*(_t45*_t97 + _t94 + _t96*i_gf + _t97)
-        + 18*_t99*p_le
-        + 12*_t99*r_lr
+        + 12*_t89
+        + _t91*_t93
+        + _t92*_t95
+        + _t92*i_norm_emb
+        + _t92*i_norm_final
+        - _t92*(1 - i_n0)
+        + 6*_t93
         + 6*i_hc
-        + 6*i_ph*(_t58 + _t60 + b_ph*d)
+        + 6*i_ph*(_t58 + _t63 + b_ph*d)
         + 6*n_hc
     )
-    _t109 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t108
-    _t110 = T*_t32
-    _t111 = T*_t62
-    _t112 = 3*T
-    _t113 = 4*T
+    _t111 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t110
+    _t112 = T*_t32
+    _t113 = T*_t65
+    _t114 = 3*T
+    _t115 = 4*T
     return {
-        '6N': P*_t0 + _t109,
-        'kaplan': _t108 + _t110*_t19 + _t111*_t82,
-        'palm': 12*L_att2*_t110 + _t109 + 12*_t111*_t81,
+        '6N': P*_t0 + _t111,
+        'kaplan': _t110 + _t112*_t19 + _t113*_t84,
+        'palm': 12*L_att2*_t112 + _t111 + 12*_t113*_t83,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2138,11 +2212,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t112*h2 + _t113*_t32 + 8*_t33)
+            3*L_att2*(_t114*h2 + _t115*_t32 + 8*_t33)
             + V*_t0
             + V_o*_t0
-            + _t100*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t81*(_t112*h + _t113*_t62 + 8*_t86)
+            + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t83*(_t114*h + _t115*_t65 + 8*_t88)
         ),
     }
 
@@ -4009,6 +4083,7 @@ def finetune_counts(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -4024,11 +4099,13 @@ def finetune_counts(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_au = s['n_au']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -4054,120 +4131,125 @@ def finetune_counts(s):
     _t13 = -L_kvs + L_kvs2 + _t8
     _t14 = H_ml*d_mv
     _t15 = L_ml*(_t14 + d)
-    _t16 = d + d_v*h_kv
-    _t17 = 1 - i_kev2
-    _t18 = 1 - i_kev
-    _t19 = _t9 + d
-    _t20 = _t6*b_gh + i_gh
-    _t21 = h2*(_t6*d_v2 + i_gh)
-    _t22 = h*(_t6*d_v + i_gh)
-    _t23 = i_glu + 2
+    _t16 = d_v*h_kv
+    _t17 = _t16 + d
+    _t18 = 1 - i_kev2
+    _t19 = 1 - i_kev
+    _t20 = _t9 + d
+    _t21 = _t6*b_gh + i_gh
+    _t22 = h2*(_t6*d_v2 + i_gh)
+    _t23 = h*(_t6*d_v + i_gh)
     _t24 = L_moe*r_a
-    _t25 = L_sc*d
-    _t26 = 2*N_s
-    _t27 = 2*d_in + i_m2*(G_s*_t26 + H_s)
-    _t28 = R_dt + d_in
-    _t29 = 1 - i_m2
-    _t30 = L_ssm*_t29*r_a
-    _t31 = H_v*d_lv
-    _t32 = H_la*d_la
-    _t33 = L_la*(_t32 + d)
-    _t34 = 2*H_k*d_lk
-    _t35 = L_dn*r_a
-    _t36 = L_rw*(d + d_rw)
-    _t37 = r_a*(L_rw*(d + d_ff) + _t36)
-    _t38 = 2*d
-    _t39 = L_gr*r_a*(d + d_gr)
-    _t40 = L_ml*r_a*(H_ml + d)
-    _t41 = i_le*r_a
-    _t42 = L*_t41*(d + p_le)
-    _t43 = L*p_le
-    _t44 = L*r_a
-    _t45 = _t44*i_lr*(d + r_lr)
-    _t46 = _t44*i_au
-    _t47 = n_au**2
-    _t48 = 2*i_au
-    _t49 = _t38*r_a*(-i_au + n_au)
-    _t50 = 3*d
-    _t51 = d**2
-    _t52 = _t23*d
-    _t53 = _t52*d_ff
-    _t54 = _t2*d
-    _t55 = _t9*d
-    _t56 = d_qk + d_v
-    _t57 = d*h_kv
-    _t58 = 1 - i_mla
-    _t59 = (
-        _t58*d*h_kv2*(_t17*d_v2 + d_qk2)
+    _t25 = i_glu + 2
+    _t26 = E*_t25
+    _t27 = L_sc*d
+    _t28 = 2*N_s
+    _t29 = 2*d_in + i_m2*(G_s*_t28 + H_s)
+    _t30 = R_dt + d_in
+    _t31 = 1 - i_m2
+    _t32 = L_ssm*_t31
+    _t33 = H_v*d_lv
+    _t34 = H_la*d_la
+    _t35 = L_la*(_t34 + d)
+    _t36 = 2*H_k*d_lk
+    _t37 = L_dn*r_a
+    _t38 = L_rw*(d + d_rw)
+    _t39 = r_a*(L_rw*(d + d_ff) + _t38)
+    _t40 = 2*d
+    _t41 = L_gr*r_a*(d + d_gr)
+    _t42 = L_ml*r_a*(H_ml + d)
+    _t43 = i_le*r_a
+    _t44 = L*_t43*(d + p_le)
+    _t45 = L*p_le
+    _t46 = L*r_a
+    _t47 = _t46*i_lr*(d + r_lr)
+    _t48 = _t46*i_au
+    _t49 = n_au**2
+    _t50 = 2*i_au
+    _t51 = _t40*r_a*(-i_au + n_au)
+    _t52 = 3*d
+    _t53 = d**2
+    _t54 = _t25*d
+    _t55 = _t54*d_ff
+    _t56 = _t2*d
+    _t57 = _t9*d
+    _t58 = d_qk + d_v
+    _t59 = d*h_kv
+    _t60 = 1 - i_mla
+    _t61 = (
+        _t60*d*h_kv2*(_t18*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t60 = _t29*d_in
-    _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
-    _t62 = H_v*d_lk + _t31
-    _t63 = H_v + _t31
-    _t64 = d*g_o*r_o
-    _t65 = i_lg + 1
-    _t66 = d*i_moa
-    _t67 = E_a*_t66
-    _t68 = _t4*d
-    _t69 = 1 - i_qlora
-    _t70 = _t66*(E_a*h_kv2 - h2)
-    _t71 = 1 - i_og
-    _t72 = 2*i_lg
-    _t73 = d*(1 - i_lg)
-    _t74 = _t66*(E_a*h_kv - h)
-    _t75 = (
-        L*_t38*r_lr
-        + L*(_t47 + d*n_au + n_au**3)
+    _t62 = d*(1 - i_pk)
+    _t63 = _t31*d_in
+    _t64 = _t59*_t60*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t58 - d_rope))
+    _t65 = H_v*d_lk + _t33
+    _t66 = H_v + _t33
+    _t67 = d*g_o*r_o
+    _t68 = i_lg + 1
+    _t69 = d*i_moa
+    _t70 = E_a*_t69
+    _t71 = _t4*d
+    _t72 = 1 - i_qlora
+    _t73 = _t69*(E_a*h_kv2 - h2)
+    _t74 = 1 - i_og
+    _t75 = 2*i_lg
+    _t76 = d*(1 - i_lg)
+    _t77 = _t69*(E_a*h_kv - h)
+    _t78 = (
+        L*_t40*r_lr
+        + L*(_t49 + d*n_au + n_au**3)
         + L_att2*(
-            _t21*i_gate*(_t72*r_q2 + _t73)
-            + _t5*_t71*d
-            + _t59
-            + _t67
-            + _t68*_t69
-            + _t68*i_rel
-            + _t70*d_qk2
-            + _t70*d_v2
-            + i_og*(_t5*r_o + _t64)
-            + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
-        )
-        + L_dense*_t53
-        + L_dn*(
-            _t31*d + d*(_t34 + _t62*i_gf + _t63*(1 - i_cg) + _t63) + i_cg*(_t38*r_g + _t62*r_g)
-        )
-        + L_dw*_t53
-        + L_gr*_t50*d_gr
-        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t59
-        + 5*L_la*_t32*d
-        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
-        + L_rw*(_t51 + 4*d*d_rw)
-        + 4*L_sc*_t51
-        + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
-        + L_xa*(_t54 + _t55 + _t56*_t57)
-        + _t43*_t50
-        + _t51*(-_t48 + 2*n_au)
-        - _t61*(L_kvs + _t11)
-        + _t8*(
-            _t22*i_gate*(_t72*r_q + _t73)
-            + _t54*_t69
-            + _t54*i_rel
-            + _t55*_t71
+            _t22*i_gate*(_t75*r_q2 + _t76)
+            + _t5*_t74*d
             + _t61
-            + _t67
-            + _t74*d_qk
-            + _t74*d_v
-            + i_og*(_t64 + _t9*r_o)
-            + i_qlora*(_t2*_t65*r_q + d*r_q)
+            + _t70
+            + _t71*_t72
+            + _t71*i_rel
+            + _t73*d_qk2
+            + _t73*d_v2
+            + d_v2*h_kv2**2*i_dm
+            + i_og*(_t5*r_o + _t67)
+            + i_qlora*(_t4*_t68*r_q2 + d*r_q2)
+        )
+        + L_dense*_t55
+        + L_dn*(
+            _t33*d + d*(_t36 + _t65*i_gf + _t66*(1 - i_cg) + _t66) + i_cg*(_t40*r_g + _t65*r_g)
+        )
+        + L_dw*_t55
+        + L_gr*_t52*d_gr
+        + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t61
+        + 5*L_la*_t34*d
+        + L_ml*(H_ml*_t40 + _t0*_t40 + _t14*_t52)
+        + L_moe*(E_s*_t54*d_s + _t26*_t62*d_e + _t40*i_pk*n_pk + _t62*(E + E_0) + d*i_shared_gate)
+        + L_rw*(_t53 + 4*d*d_rw)
+        + 4*L_sc*_t53
+        + L_ssm*(R_dt*_t63 + _t29*d + _t63*(R_dt + _t28) + d*d_in)
+        + L_xa*(_t56 + _t57 + _t58*_t59)
+        + _t45*_t52
+        + _t53*(-_t50 + 2*n_au)
+        - _t64*(L_kvs + _t11)
+        + _t8*(
+            _t23*i_gate*(_t75*r_q + _t76)
+            + _t56*_t72
+            + _t56*i_rel
+            + _t57*_t74
+            + _t64
+            + _t70
+            + _t77*d_qk
+            + _t77*d_v
+            + d_v*h_kv**2*i_dm
+            + i_og*(_t67 + _t9*r_o)
+            + i_qlora*(_t2*_t68*r_q + d*r_q)
         )
     )
     return {
         'lora/q': a_q*r_a*(L_att2*(_t4 + _t5*_t7 + d) + L_xa*_t3 + _t1 + _t8*(_t3 + _t7*_t9)),
         'lora/k': a_k*r_a*(L_xa*_t10 + _t1 + _t10*_t13 + _t12*(d + d_qk2*h_kv2)),
-        'lora/v': a_v*r_a*(L_xa*_t16 + _t12*_t17*(d + d_v2*h_kv2) + _t13*_t16*_t18 + _t15),
-        'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t19 + _t19*_t8),
-        'lora/g': a_g*r_a*(L_att2*_t20*(_t21 + d) + _t20*_t8*(_t22 + d)),
+        'lora/v': a_v*r_a*(L_xa*_t17 + _t12*_t18*(d + d_v2*h_kv2) + _t13*_t17*_t19 + _t15),
+        'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t20 + _t20*_t8),
+        'lora/g': a_g*r_a*(L_att2*_t21*(_t22 + d) + _t21*_t8*(_t23 + d)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
@@ -4179,38 +4261,38 @@ def finetune_counts(s):
         'lora/down': a_down*r_a*(
             L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t23*_t24*a_experts*(d + d_e),
+        'lora/experts': _t24*_t26*a_experts*(d + d_e),
         'lora/shared_expert_gate': _t24*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t27 + d) + 4*_t25),
-        'lora/x_proj': _t30*a_x_proj*(_t26 + _t28),
-        'lora/dt_proj': _t28*_t30*a_dt_proj,
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t29 + d) + 4*_t27),
+        'lora/x_proj': _t32*a_x_proj*r_a*(_t28 + _t30),
+        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t30*_t32),
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t31 + d) + L_ssm*(d + d_in) + _t15 + 2*_t25 + _t33
+            L_dn*(_t33 + d) + L_ssm*(d + d_in) + _t15 + 2*_t27 + _t35
         ),
-        'lora/in_proj_qkvz': _t35*a_in_proj_qkvz*(2*_t31 + _t34 + d),
-        'lora/in_proj_ba': _t35*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t32 + d),
-        'lora/output_gate': _t33*a_output_gate*r_a,
-        'lora/key': _t37*a_key,
-        'lora/value': _t37*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t38 + _t36),
-        'lora/output': _t36*a_output*r_a,
-        'lora/linear_y': _t39*a_linear_y,
-        'lora/linear_x': _t39*a_linear_x,
-        'lora/linear_out': _t39*a_linear_out,
+        'lora/in_proj_qkvz': _t37*a_in_proj_qkvz*(2*_t33 + _t36 + d),
+        'lora/in_proj_ba': _t37*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t34 + d),
+        'lora/output_gate': _t35*a_output_gate*r_a,
+        'lora/key': _t39*a_key,
+        'lora/value': _t39*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t40 + _t38),
+        'lora/output': _t38*a_output*r_a,
+        'lora/linear_y': _t41*a_linear_y,
+        'lora/linear_x': _t41*a_linear_x,
+        'lora/linear_out': _t41*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t40*a_igate_preact,
-        'lora/fgate_preact': _t40*a_fgate_preact,
-        'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t42*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
-        'lora/linear_left': _t45*a_linear_left,
-        'lora/linear_right': _t45*a_linear_right,
-        'lora/modality_router': _t46*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t46*a_prediction_coefs*(_t47 + n_au),
-        'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
-        'lora/altup_projections': _t49*a_altup_projections,
-        'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
+        'lora/igate_preact': _t42*a_igate_preact,
+        'lora/fgate_preact': _t42*a_fgate_preact,
+        'lora/per_layer_input_gate': _t44*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t44*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t43*a_per_layer_model_projection*(_t45 + d),
+        'lora/linear_left': _t47*a_linear_left,
+        'lora/linear_right': _t47*a_linear_right,
+        'lora/modality_router': _t48*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t48*a_prediction_coefs*(_t49 + n_au),
+        'lora/correction_coefs': _t46*_t50*a_correction_coefs*n_au,
+        'lora/altup_projections': _t51*a_altup_projections,
+        'lora/altup_unembed_projections': _t51*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4235,7 +4317,6 @@ def finetune_counts(s):
             + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
-            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4245,6 +4326,7 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
+            + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4314,7 +4396,6 @@ def finetune_counts(s):
             + L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + L_rw*a_output*r_a*(d + d_rw)
-            + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 2*a_altup_projections*d*r_a*(-i_au + n_au)
             + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4324,6 +4405,7 @@ def finetune_counts(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
+            + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4372,8 +4454,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t75,
-        'unquantised': N - _t75,
+        'quantised': _t78,
+        'unquantised': N - _t78,
     }
 
 
@@ -4495,6 +4577,7 @@ def finetune_states(s):
     h_t2 = s['h_t2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_fa = s['i_fa']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
@@ -4514,6 +4597,7 @@ def finetune_states(s):
     i_mtps = s['i_mtps']
     i_og = s['i_og']
     i_oib = s['i_oib']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -4525,6 +4609,7 @@ def finetune_states(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_f = s['q_f']
@@ -4577,7 +4662,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4587,6 +4671,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4667,6 +4752,7 @@ def finetune_states(s):
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                        + d_v2*h_kv2**2*i_dm
                         + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                         + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -4693,7 +4779,11 @@ def finetune_states(s):
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
-                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                        E*d*d_e*(1 - i_pk)*(i_glu + 2)
+                        + E_s*d*d_s*(i_glu + 2)
+                        + 2*d*i_pk*n_pk
+                        + d*i_shared_gate
+                        + d*(1 - i_pk)*(E + E_0)
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -4713,6 +4803,7 @@ def finetune_states(s):
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                        + d_v*h_kv**2*i_dm
                         + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                         + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                         + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -4768,7 +4859,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4778,6 +4868,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4893,7 +4984,6 @@ def finetune_states(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4903,6 +4993,7 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -4974,7 +5065,6 @@ def finetune_states(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -4984,6 +5074,7 @@ def finetune_states(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5079,7 +5170,6 @@ def finetune_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -5089,6 +5179,7 @@ def finetune_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -5282,6 +5373,7 @@ def finetune_memory(s):
     i_au = s['i_au']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_drop = s['i_drop']
     i_dual = s['i_dual']
     i_eager = s['i_eager']
@@ -5319,6 +5411,7 @@ def finetune_memory(s):
     i_og = s['i_og']
     i_oib = s['i_oib']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -5343,6 +5436,7 @@ def finetune_memory(s):
     n_ep = s['n_ep']
     n_hc = s['n_hc']
     n_norm = s['n_norm']
+    n_pk = s['n_pk']
     n_pp = s['n_pp']
     n_tp = s['n_tp']
     n_vp = s['n_vp']
@@ -5393,12 +5487,12 @@ def finetune_memory(s):
             + L_rw*a_output
             + 2*L_rw*a_receptance
             + 2*L_rw*a_value
-            + L_ssm*a_dt_proj*(1 - i_m2)
             + L_ssm*a_x_proj*(1 - i_m2)
             + a_altup_projections*(-i_au + n_au)
             + a_altup_unembed_projections*(-i_au + n_au)
             + a_centroids
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
                 L_dw*i_glu
@@ -5448,12 +5542,12 @@ def finetune_memory(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
@@ -5803,6 +5897,7 @@ def finetune_memory(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -5829,10 +5924,11 @@ def finetune_memory(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -5852,6 +5948,7 @@ def finetune_memory(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -5979,7 +6076,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -5989,6 +6085,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6060,7 +6157,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6070,6 +6166,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6142,7 +6239,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6152,6 +6248,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6221,7 +6318,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6231,6 +6327,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6319,6 +6416,7 @@ def finetune_memory(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -6345,10 +6443,11 @@ def finetune_memory(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6368,6 +6467,7 @@ def finetune_memory(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -6486,7 +6586,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6496,6 +6595,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6567,7 +6667,6 @@ def finetune_memory(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6577,6 +6676,7 @@ def finetune_memory(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6649,7 +6749,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6659,6 +6758,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6728,7 +6828,6 @@ def finetune_memory(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -6738,6 +6837,7 @@ def finetune_memory(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -6814,12 +6914,12 @@ def finetune_memory(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
@@ -7147,6 +7247,7 @@ def finetune_flops(s):
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
+    K_dm = s['K_dm']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
@@ -7251,6 +7352,7 @@ def finetune_flops(s):
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
+    i_dm = s['i_dm']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -7269,6 +7371,7 @@ def finetune_flops(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -7283,6 +7386,7 @@ def finetune_flops(s):
     m_hca = s['m_hca']
     n_au = s['n_au']
     n_hc = s['n_hc']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -7318,7 +7422,6 @@ def finetune_flops(s):
             + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
             + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 2*L_rw*a_output*r_a*(d + d_rw)
-            + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 4*a_altup_projections*d*r_a*(-i_au + n_au)
             + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -7328,6 +7431,7 @@ def finetune_flops(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
+            + 2*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 2*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -7439,7 +7543,6 @@ def finetune_flops(s):
                     + 2*L_moe*a_experts*k*r_a*(d + d_e)*(i_glu + 2)
                     + 2*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + 2*L_rw*a_output*r_a*(d + d_rw)
-                    + 2*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + 2*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 4*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 4*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -7448,6 +7551,9 @@ def finetune_flops(s):
                         L_dw*(d + 2*d_ff)
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
+                    )
+                    + 2*a_dt_proj*r_a*(
+                        L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                     )
                     + 2*a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -7513,6 +7619,7 @@ def finetune_flops(s):
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att2*d_v2*h_kv2**2*i_dm
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
@@ -7544,8 +7651,8 @@ def finetune_flops(s):
                         d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
-                    + 2*L_moe*d*d_e*k*(i_glu + 2)
-                    + 2*L_moe*d*(E + E_0)
+                    + 2*L_moe*k*(2*d*d_e*i_pk + d*d_e*(1 - i_pk)*(i_glu + 2))
+                    + 2*L_moe*(2*d*i_pk*n_pk + d*(1 - i_pk)*(E + E_0))
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -7572,6 +7679,7 @@ def finetune_flops(s):
                     + 4*d*d_emb*i_proj
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*d_v*h_kv**2*i_dm*(L_att - L_att2)
                     + 2*h*i_gate*(L_att - L_att2)*(
                         d*(1 - i_lg) + 2*i_lg*r_q
                     )*(d_v*(1 - i_gh) + i_gh)
@@ -7617,9 +7725,16 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
-                    L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
-                )
+                + (
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel)
             )
             + 3*h2*(
                 L_chk2*(
@@ -7636,7 +7751,16 @@ def finetune_flops(s):
                         + (_minimum(T, w) + 1)*_minimum(T, w)
                     )
                 )
-                + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
+                + (
+                    i_dm*(
+                        2*T*(1 - i_causal)*_minimum(K_dm, T)
+                        + i_causal*(
+                            (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                            + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                        )
+                    )
+                    + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
             - i_frozen*i_rel*(
                 d_qk*h*(
@@ -7669,9 +7793,16 @@ def finetune_flops(s):
                             + (_minimum(T, w) + 1)*_minimum(T, w)
                         )
                     )
-                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(
-                        L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel
-                    )
+                    + (
+                        i_dm*(
+                            2*T*(1 - i_causal)*_minimum(K_dm, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                                + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                            )
+                        )
+                        + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    )*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2 - L_sel)
                 )
                 + d_qk2*h2*(
                     L_chk2*(
@@ -7688,7 +7819,16 @@ def finetune_flops(s):
                             + (_minimum(T, w) + 1)*_minimum(T, w)
                         )
                     )
-                    + (2*T**2*(1 - i_causal) + T*i_causal*(T + 1))*(L_att2 - L_chk2 - L_loc2)
+                    + (
+                        i_dm*(
+                            2*T*(1 - i_causal)*_minimum(K_dm, T)
+                            + i_causal*(
+                                (2*T - 2*_minimum(K_dm, T))*_minimum(K_dm, T)
+                                + (_minimum(K_dm, T) + 1)*_minimum(K_dm, T)
+                            )
+                        )
+                        + (1 - i_dm)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+                    )*(L_att2 - L_chk2 - L_loc2)
                 )
             )
         ),
@@ -7800,6 +7940,7 @@ def optimizer_states(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -7814,11 +7955,13 @@ def optimizer_states(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
     n_au = s['n_au']
+    n_pk = s['n_pk']
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
@@ -7841,15 +7984,15 @@ def optimizer_states(s):
     _t9 = _t7*d_v
     _t10 = d_qk + d_v
     _t11 = d*h_kv
-    _t12 = _t2*d
-    _t13 = 1 - i_mla
-    _t14 = (
-        _t13*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t12 = 1 - i_mla
+    _t13 = (
+        _t12*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
+    _t14 = d*(1 - i_pk)
     _t15 = d_in*(1 - i_m2)
     _t16 = 2*N_s
-    _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t17 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
     _t18 = H_v*d_lv
     _t19 = H_v*d_lk + _t18
     _t20 = H_v + _t18
@@ -7890,6 +8033,7 @@ def optimizer_states(s):
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -7923,7 +8067,13 @@ def optimizer_states(s):
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*d*d_e*(1 - i_pk)*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + 2*d*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(1 - i_pk)*(E + E_0)
+            )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
                 + E
@@ -7972,6 +8122,7 @@ def optimizer_states(s):
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -7989,13 +8140,14 @@ def optimizer_states(s):
             - 8*L*d*r_lr
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
-                _t14
+                _t13
                 + _t22*_t30*d
                 + _t26
                 + _t27*_t28
                 + _t27*i_rel
                 + _t29*d_qk2
                 + _t29*d_v2
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
                 + i_og*(_t21 + _t22*r_o)
                 + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
@@ -8009,9 +8161,11 @@ def optimizer_states(s):
             - L_dw*_t4
             - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
-            + 4*L_kvs2*_t14
+            + 4*L_kvs2*_t13
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
-            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*_t14*_t2*d_e + E_s*_t2*d*d_s + _t14*(E + E_0) + _t5*i_pk*n_pk + d*i_shared_gate
+            )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
@@ -8029,6 +8183,7 @@ def optimizer_states(s):
                 + _t34*d_qk
                 + _t34*d_v
                 + _t8*i_rel
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
                 + i_og*(_t21 + d_v*h*r_o)
                 + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
@@ -8059,12 +8214,12 @@ def optimizer_states(s):
                 + L_rw*a_output
                 + 2*L_rw*a_receptance
                 + 2*L_rw*a_value
-                + L_ssm*a_dt_proj*(1 - i_m2)
                 + L_ssm*a_x_proj*(1 - i_m2)
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
@@ -8104,7 +8259,6 @@ def optimizer_states(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8114,6 +8268,7 @@ def optimizer_states(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8184,7 +8339,6 @@ def optimizer_states(s):
             + 4*L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
             + 4*L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
             + 4*L_rw*a_output*r_a*(d + d_rw)
-            + 4*L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
             + 4*L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
             + 8*a_altup_projections*d*r_a*(-i_au + n_au)
             + 8*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8194,6 +8348,7 @@ def optimizer_states(s):
                 + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
+            + 4*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 4*a_g*r_a*(
                 L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                 + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8362,6 +8517,7 @@ def offload(s):
     h_t2 = s['h_t2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -8381,6 +8537,7 @@ def offload(s):
     i_off_o = s['i_off_o']
     i_off_p = s['i_off_p']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
@@ -8392,6 +8549,7 @@ def offload(s):
     n_cp = s['n_cp']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_f = s['q_f']
@@ -8444,7 +8602,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8454,6 +8611,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8544,7 +8702,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8554,6 +8711,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8645,7 +8803,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8655,6 +8812,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8746,7 +8904,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8756,6 +8913,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -8845,6 +9003,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -8871,10 +9030,11 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -8894,6 +9054,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -8946,7 +9107,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -8956,6 +9116,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9045,6 +9206,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -9071,10 +9233,11 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9094,6 +9257,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9146,7 +9310,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9156,6 +9319,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9247,6 +9411,7 @@ def offload(s):
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                                + d_v2*h_kv2**2*i_dm
                                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -9273,10 +9438,11 @@ def offload(s):
                             )
                             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                             + L_moe*(
-                                E*d*d_e*(i_glu + 2)
+                                E*d*d_e*(1 - i_pk)*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
+                                + 2*d*i_pk*n_pk
                                 + d*i_shared_gate
-                                + d*(E + E_0)
+                                + d*(1 - i_pk)*(E + E_0)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -9296,6 +9462,7 @@ def offload(s):
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                                + d_v*h_kv**2*i_dm
                                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                                 + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9348,7 +9515,6 @@ def offload(s):
                         + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                         + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                         + L_rw*a_output*r_a*(d + d_rw)
-                        + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                         + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                         + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                         + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9357,6 +9523,9 @@ def offload(s):
                             L_dw*(d + 2*d_ff)
                             + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
+                        )
+                        + a_dt_proj*r_a*(
+                            L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                         )
                         + a_g*r_a*(
                             L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9448,7 +9617,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9458,6 +9626,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9542,7 +9711,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9552,6 +9720,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9638,7 +9807,6 @@ def offload(s):
                 + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                 + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                 + L_rw*a_output*r_a*(d + d_rw)
-                + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                 + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                 + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                 + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9648,6 +9816,7 @@ def offload(s):
                     + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
+                + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
                     L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                     + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9734,6 +9903,7 @@ def offload(s):
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                            + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                             + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -9760,10 +9930,11 @@ def offload(s):
                         )
                         + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                         + L_moe*(
-                            E*d*d_e*(i_glu + 2)
+                            E*d*d_e*(1 - i_pk)*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
+                            + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9783,6 +9954,7 @@ def offload(s):
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                            + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                             + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                             + i_og*(d*g_o*r_o + d_v*h*r_o)
@@ -9835,7 +10007,6 @@ def offload(s):
                     + L_ml*a_ogate_preact*r_a*(H_ml*d_mv + d)
                     + L_moe*a_shared_expert_gate*i_shared_gate*r_a*(d + 1)
                     + L_rw*a_output*r_a*(d + d_rw)
-                    + L_ssm*a_dt_proj*r_a*(1 - i_m2)*(R_dt + d_in)
                     + L_ssm*a_x_proj*r_a*(1 - i_m2)*(2*N_s + R_dt + d_in)
                     + 2*a_altup_projections*d*r_a*(-i_au + n_au)
                     + 2*a_altup_unembed_projections*d*r_a*(-i_au + n_au)
@@ -9845,6 +10016,7 @@ def offload(s):
                         + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
+                    + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
                         L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
                         + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
@@ -9964,6 +10136,7 @@ def precision(s):
     i_au = s['i_au']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_frozen = s['i_frozen']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
@@ -9980,6 +10153,7 @@ def precision(s):
     i_moa = s['i_moa']
     i_og = s['i_og']
     i_ph = s['i_ph']
+    i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
@@ -10018,35 +10192,35 @@ def precision(s):
     _t17 = _t0*_t16
     _t18 = L_xa*i_img
     _t19 = d_v*h
-    _t20 = i_glu + 2
-    _t21 = _t0*_t20*d_ff
-    _t22 = 2*L_moe
-    _t23 = _t20*d
-    _t24 = L_att - L_att2
-    _t25 = _t9*(1 - i_m2)
-    _t26 = 2*L
-    _t27 = 2*N_s
-    _t28 = d*h_I
-    _t29 = d*d_I
-    _t30 = d_I*h_I
-    _t31 = H_v*d_lk + _t14
-    _t32 = n_au**2
-    _t33 = _t19*d
-    _t34 = d_qk + d_v
-    _t35 = _t34*h_kv
-    _t36 = 2*L_sb
-    _t37 = _t12*i_hcm
-    _t38 = 1 - i_og
-    _t39 = d_v2*h2
-    _t40 = d*g_o*r_o
-    _t41 = 2*L_att2
-    _t42 = d_qk2*h2
-    _t43 = d*(1 - i_qlora)
-    _t44 = i_lg + 1
-    _t45 = 1 - i_gh
-    _t46 = 2*i_lg
-    _t47 = d*(1 - i_lg)
-    _t48 = 2*_t24
+    _t20 = 2*L_att2
+    _t21 = i_glu + 2
+    _t22 = _t0*_t21*d_ff
+    _t23 = L_att - L_att2
+    _t24 = _t9*(1 - i_m2)
+    _t25 = 2*L
+    _t26 = 2*L_moe
+    _t27 = 2*_t23
+    _t28 = _t21*d
+    _t29 = 2*N_s
+    _t30 = d*h_I
+    _t31 = d*d_I
+    _t32 = d_I*h_I
+    _t33 = H_v*d_lk + _t14
+    _t34 = n_au**2
+    _t35 = _t19*d
+    _t36 = d_qk + d_v
+    _t37 = _t36*h_kv
+    _t38 = 2*L_sb
+    _t39 = _t12*i_hcm
+    _t40 = 1 - i_og
+    _t41 = d_v2*h2
+    _t42 = d*g_o*r_o
+    _t43 = d_qk2*h2
+    _t44 = d*(1 - i_qlora)
+    _t45 = i_lg + 1
+    _t46 = 1 - i_gh
+    _t47 = 2*i_lg
+    _t48 = d*(1 - i_lg)
     _t49 = H_v + _t14
     _t50 = d*(1 - i_mla)
     _t51 = (
@@ -10054,7 +10228,7 @@ def precision(s):
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
     _t52 = (
-        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t34 - d_rope))
+        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
     )
     _t53 = (
         C_cen*_t0
@@ -10065,50 +10239,52 @@ def precision(s):
         + L_att2*_t13
         + L_att2*_t51
         + L_csa*_t6*d_qk
-        + 2*L_csa*(_t28 + 4*_t29 + _t30*r_q)
-        + L_dense*_t21
-        + 2*L_dn*i_cg*(_t0*r_g + _t31*r_g)
-        + L_dw*_t21
+        + 2*L_csa*(_t30 + 4*_t31 + _t32*r_q)
+        + L_dense*_t22
+        + 2*L_dn*i_cg*(_t0*r_g + _t33*r_g)
+        + L_dw*_t22
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t28*i_hw + _t29 + _t30*(d*(1 - i_hw) + i_hw*r_q))
+        + 2*L_idx*(_t30*i_hw + _t31 + _t32*(d*(1 - i_hw) + i_hw*r_q))
         - L_kvs2*_t51
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
-        + L_sb*_t21
+        + L_sb*_t22
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t27 + H_s))
-        - L_xa*_t21*(1 - i_img)
-        + R_dt*_t25
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
+        - L_xa*_t22*(1 - i_img)
+        + R_dt*_t24
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
         + _t0*_t12
         + _t0*_t18*_t19
-        + _t0*r_ng*(_t22 + _t26)
+        + _t0*r_ng*(_t25 + _t26)
         + _t1*_t4*d_mv
         + _t1*_t7
         + _t11*i_ph
         + _t11*(-2*i_au + 2*n_au)
-        + _t13*_t24
+        + _t13*_t23
         + _t14*_t15
-        + _t15*(2*H_k*d_lk + _t31*i_gf + _t49*(1 - i_cg) + _t49)
+        + _t15*(2*H_k*d_lk + _t33*i_gf + _t49*(1 - i_cg) + _t49)
         + _t17*_t18
-        + _t22*_t23*d_e*k
-        + _t22*(E_s*_t23*d_s + d*i_shared_gate)
-        + _t24*_t52
-        + _t25*(R_dt + _t27)
-        + _t26*(_t0*_t37 + d*n_hc*(2*_t37 + 4*n_hc))
-        + _t26*(_t32*d + _t32 + 2*d*n_au + n_au**3)
+        + _t20*d_v2*h_kv2**2*i_dm
+        + _t20*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
+        + _t20*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
+        + _t20*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
+        + _t23*_t52
+        + _t24*(R_dt + _t29)
+        + _t25*(_t0*_t39 + d*n_hc*(2*_t39 + 4*n_hc))
+        + _t25*(_t34*d + _t34 + 2*d*n_au + n_au**3)
+        + _t26*k*(_t0*d_e*i_pk + _t28*d_e*(1 - i_pk))
+        + _t26*(E_s*_t28*d_s + d*i_shared_gate)
+        + _t27*d_v*h_kv**2*i_dm
+        + _t27*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
+        + _t27*(_t16*_t44 + i_qlora*(_t16*_t45*r_q + d*r_q))
+        + _t27*(_t35*_t40 + i_og*(_t19*r_o + _t42))
         + _t3*d_emb*i_proj
-        + _t36*(i_sba*r_sb*(_t1 + _t16 + _t35) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t36*(_t0*_t35 + _t17 + _t33)
-        + _t41*h2*i_gate*(_t45*d_v2 + i_gh)*(_t46*r_q2 + _t47)
-        + _t41*(_t42*_t43 + i_qlora*(_t42*_t44*r_q2 + d*r_q2))
-        + _t41*(_t38*_t39*d + i_og*(_t39*r_o + _t40))
-        + _t48*h*i_gate*(_t45*d_v + i_gh)*(_t46*r_q + _t47)
-        + _t48*(_t16*_t43 + i_qlora*(_t16*_t44*r_q + d*r_q))
-        + _t48*(_t33*_t38 + i_og*(_t19*r_o + _t40))
+        + _t38*(i_sba*r_sb*(_t1 + _t16 + _t37) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t38*(_t0*_t37 + _t17 + _t35)
         + _t5*d_mk
         + _t5
         - _t52*(L_kvs - L_kvs2)
@@ -10179,6 +10355,7 @@ def precision_memory(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_cg = s['i_cg']
+    i_dm = s['i_dm']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -10191,6 +10368,7 @@ def precision_memory(s):
     i_mla = s['i_mla']
     i_moa = s['i_moa']
     i_og = s['i_og']
+    i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
@@ -10198,6 +10376,7 @@ def precision_memory(s):
     n_au = s['n_au']
     n_dp = s['n_dp']
     n_ep = s['n_ep']
+    n_pk = s['n_pk']
     n_tp = s['n_tp']
     p_le = s['p_le']
     q_8 = s['q_8']
@@ -10224,6 +10403,7 @@ def precision_memory(s):
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
+                + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                 + i_og*(d*g_o*r_o + d_v2*h2*r_o)
@@ -10249,7 +10429,13 @@ def precision_memory(s):
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
-            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            + L_moe*(
+                E*d*d_e*(1 - i_pk)*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + 2*d*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(1 - i_pk)*(E + E_0)
+            )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -10268,6 +10454,7 @@ def precision_memory(s):
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
+                + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
                 + i_mla*(d*(d_rope + r_kv) + h*r_kv*(d_qk - d_rope + d_v))
                 + i_og*(d*g_o*r_o + d_v*h*r_o)

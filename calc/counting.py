@@ -157,6 +157,21 @@ BLOCK_SPARSE_ATTENTION = (
     "under full min(index_topk_blocks · index_block_size, T); the layers without an indexer "
     "attend to every key. Training counts the indexer trained (3 × forward), as by a loss of "
     "its own; its top-k passes no gradient to the model.")
+DYNAMIC_MASK = (
+    "Doge's dynamic mask: dt_proj (h_kv·d_v → h_kv over each token's values) counts as "
+    "attention/dynamic_mask, 2·h_kv·d_v·h_kv per token; A, the softplus, the exponential, the "
+    "score added to the logits and the top-k are elementwise (0); the attention is over the "
+    "min(keep_window_size, keys seen) keys each query keeps (attention/scores), where "
+    "transformers masks the rest of a dense T × T product.")
+PRODUCT_KEYS = (
+    "Doge's product-key experts: the router's d → 2·⌊√E⌋ sub-key scores count as moe/router; "
+    "pairing the top ⌊√E⌋ of each half, summing the pairs' scores and choosing top_k count 0; "
+    "each of the top_k one-neuron experts a token uses is a row of down_embed (d → 1) and of "
+    "up_embed (1 → d), 2·2·d per token (moe/experts), and the shared MLP counts as a shared "
+    "expert.")
+RESIDUAL_SCALES = (
+    "Learned residual scales (and biases) on each sublayer's residual sum count as parameters "
+    "(residual_scales, d per vector); their products are elementwise (0 FLOPs).")
 COMPRESSED_ATTENTION = (
     "DeepSeek-V4's compressed layers (CSA, HCA): each compressor's kv_proj and gate_proj count "
     "as attention/compressor per token (its pooling of a window's tokens is elementwise, 0); "

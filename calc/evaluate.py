@@ -140,6 +140,14 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+def _dynamic_mask_values(spec: ModelSpec) -> dict[str, int]:
+    """Doge's dynamic mask: its indicator, dt_proj's bias and the keys a query keeps (1
+    without one)."""
+    mask = spec.attention.dynamic_mask
+    return {"i_dm": int(mask is not None), "b_dm": int(bool(mask and mask.bias)),
+            "K_dm": mask.keep if mask else 1}
+
+
 def hyper_connection_values(spec: ModelSpec) -> dict[str, int]:
     """Hyper-connections' streams n_hc and indicators (0 without them)."""
     hc = spec.hyper_connections
@@ -231,6 +239,10 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "b_router": int(bool(moe and moe.router_bias)),
+        **_dynamic_mask_values(spec),
+        "i_pk": int(bool(moe and moe.product_keys)), "n_pk": moe.sub_keys if moe else 0,
+        "n_rs": spec.residual_scaled_sublayers,
+        "w_rs": spec.residual_scales.per_sublayer if spec.residual_scales else 0,
     })
 
 

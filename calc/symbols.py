@@ -81,6 +81,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "MiniMax-M3: blocks of B_I keys (index_topk_blocks)", "size"),
     SymbolInfo("B_I", "B_{I}", "keys of a block the indexer selects whole (MiniMax-M3's "
                "index_block_size; 1 for DSA and CSA, which select keys)", "size"),
+    SymbolInfo("K_dm", "K_{dm}", "Doge's dynamic mask: keys each query attends to "
+               "(keep_window_size; 1 without)", "size"),
+    SymbolInfo("n_pk", "n_{pk}", "product-key routing: sub-keys of each half, ⌊√E⌋ (0 "
+               "without: moe.product_keys)", "size"),
+    SymbolInfo("n_rs", "n_{rs}", "sublayers whose residual sum is scaled by learned vectors "
+               "(each layer's mixer and FFN; 0 without residual_scales)", "size"),
+    SymbolInfo("w_rs", "w_{rs}", "learned vectors of width d per residual-scaled sublayer: the "
+               "scale, a residual bias, a branch scale and bias (1 to 4)", "size"),
     SymbolInfo("m_csa", "m", "DeepSeek-V4 CSA: tokens pooled into one compressed entry "
                "(compress_rates; 1 without)", "size"),
     SymbolInfo("m_hca", "m'", "DeepSeek-V4 HCA: tokens pooled into one compressed entry "
@@ -265,6 +273,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "size"),
     SymbolInfo("V_seg", "V_{seg}", "rows of the segment embedding", "size"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
+    SymbolInfo("i_dm", r"\mathbb{1}_{dm}", "Doge's dynamic mask attention: dt_proj "
+               "h_kv·d_v → h_kv and A per key/value head, each query attending to its top K_dm "
+               "keys", "indicator"),
+    SymbolInfo("b_dm", "b_{dm}", "a bias on the dynamic mask's dt_proj", "indicator"),
+    SymbolInfo("i_pk", r"\mathbb{1}_{pk}", "product-key experts (Doge's CDMoE): one neuron "
+               "each, 2·d values, routed by 2·n_pk sub-keys", "indicator"),
     SymbolInfo("b_moe", "b_{moe}", "one bias on an MoE layer's combined output (JetMoE)",
                "indicator"),
     SymbolInfo("i_le", r"\mathbb{1}_{le}", "per-layer embeddings (Gemma 3n, Gemma 4)",
@@ -608,6 +622,9 @@ r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
 r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 B_I, L_sel, i_hw, L_s_sel = (SYMBOLS[n] for n in ("B_I", "L_sel", "i_hw", "L_s_sel"))
+K_dm, i_dm, b_dm = (SYMBOLS[n] for n in ("K_dm", "i_dm", "b_dm"))
+n_pk, i_pk = SYMBOLS["n_pk"], SYMBOLS["i_pk"]
+n_rs, w_rs = SYMBOLS["n_rs"], SYMBOLS["w_rs"]
 m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

@@ -190,6 +190,33 @@ def cpmant_config(draw) -> dict:
             "segment_types": draw(st.integers(3, 5))}
 
 
+@st.composite
+def doge_config(draw) -> dict:
+    """Doge: GQA heads of hidden_size // heads or a head_dim of their own, a keep_window_size
+    below and above the test's 8 tokens (the dynamic mask selecting or not), every bias
+    switch, and with is_moe a product-key MoE of a few experts (top_k up to ⌊√E⌋², the pairs
+    DogeCDMoE chooses among)."""
+    heads = draw(st.integers(1, 4))
+    config = {"num_attention_heads": heads,
+              "num_key_value_heads": draw(st.sampled_from(
+                  [k for k in range(1, heads + 1) if heads % k == 0])),
+              "hidden_size": heads * draw(st.sampled_from([2, 4, 8])),
+              "intermediate_size": draw(st.integers(1, 24)),
+              "num_hidden_layers": draw(st.integers(1, 3)),
+              "keep_window_size": draw(st.integers(1, 12)),
+              "attention_bias": draw(st.booleans()), "mlp_bias": draw(st.booleans()),
+              "tie_word_embeddings": draw(st.booleans()),
+              "hidden_act": draw(st.sampled_from(["silu", "gelu_pytorch_tanh", "relu"]))}
+    if draw(st.booleans()):
+        config["head_dim"] = draw(st.sampled_from([2, 4, 6]))
+    if draw(st.booleans()):
+        experts = draw(st.integers(1, 40))
+        keys = int(experts ** 0.5)
+        config.update(is_moe=True, num_experts=experts,
+                      num_experts_per_tok=draw(st.integers(1, keys * keys)))
+    return config
+
+
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",

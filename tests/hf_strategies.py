@@ -14,6 +14,7 @@ from calc.hf import supported_types
 from tests.hf_family_strategies import (
     FAMILY_TYPES,
     cpmant_config,
+    doge_config,
     family_config,
     modernbert_decoder_config,
 )
@@ -1125,6 +1126,7 @@ STRATEGIES = {
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
+STRATEGIES["doge"] = lambda t: doge_config()
 
 
 @st.composite

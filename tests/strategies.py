@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import strategies as st
 
 import calc
@@ -292,6 +294,36 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
+    return _doge_parts(draw, spec)
+
+
+def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
+    """Doge's parts where the spec allows them: the dynamic mask on attention-only models of
+    global MHA/GQA heads, product-key experts (one neuron each, top_k up to ⌊√E⌋²) in place of
+    a plain MoE, and the residual scales (ZAYA's bias and branch flags beside) on sequential
+    pre-norm layers."""
+    att, moe = spec.attention, spec.moe
+    if (set(spec.mixer_kinds) == {"attention"} and set(att.pattern) == {"global"}
+            and set(spec.attention_kinds) == {"global"} and att.mla is None
+            and att.indexer is None and att.compression is None and not att.experts
+            and not att.differential and not att.kind_shapes and not att.k_eq_v
+            and not att.kv_shared_layers and att.q_lora_rank is None
+            and att.output_groups is None and att.sliding_window is None
+            and att.chunk_size is None and spec.drafter is None and draw(st.booleans())):
+        spec = spec.updated(**{"attention.dynamic_mask": {"keep": draw(st.integers(1, 10)),
+                                                          "bias": draw(st.booleans())}})
+    if (moe is not None and not (moe.n_zero_experts or moe.router_bias or moe.router_scales
+                                 or moe.hash_layers or moe.shortcut or moe.branch_norms
+                                 or moe.shared_expert_gate) and draw(st.booleans())):
+        keys = math.isqrt(moe.n_experts)
+        spec = spec.updated(**{"moe.product_keys": True, "moe.d_expert": 1,
+                               "moe.top_k": min(moe.top_k, keys * keys)})
+    if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
+            and spec.hyper_connections is None and spec.altup is None and spec.laurel is None
+            and spec.shared_block is None and spec.cross_attention is None
+            and not (spec.moe and spec.moe.shortcut) and draw(st.booleans())):
+        spec = spec.updated(residual_scales={"residual_bias": draw(st.booleans()),
+                                             "branch": draw(st.booleans())})
     return spec
 
 

@@ -69,6 +69,7 @@ def test_the_hint_reaches_the_cli(cli):
     ("diffllama", "DIFFERENTIAL_ATTENTION"), ("zamba2", "SHARED_BLOCK"),
     ("gemma4_text", "PER_LAYER_EMBEDDINGS"), ("gemma3n_text", "ALTUP_LAUREL"),
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
+    ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a
@@ -93,3 +94,14 @@ def test_block_sparse_layers_bring_their_own_sentence():
     assert counting.BLOCK_SPARSE_ATTENTION in m3 and counting.SPARSE_ATTENTION not in m3
     dsa = calc.estimate(spec_from_hf_config({"model_type": "deepseek_v32"})).conventions
     assert counting.BLOCK_SPARSE_ATTENTION not in dsa
+
+
+def test_doge_s_product_key_experts_bring_their_sentence():
+    """Doge's CDMoE (is_moe) is named under its report, not under the dense Doge's."""
+    from calc import counting
+    from calc.hf import spec_from_hf_config
+
+    moe = calc.estimate(spec_from_hf_config({"model_type": "doge", "is_moe": True}))
+    dense = calc.estimate(spec_from_hf_config({"model_type": "doge"}))
+    assert counting.PRODUCT_KEYS in moe.conventions
+    assert counting.PRODUCT_KEYS not in dense.conventions

@@ -644,3 +644,32 @@ def test_lora_on_cpmant_as_peft_builds_it():
                "o": r"attention_out$", "gate": r"w_in\.w_0$", "up": r"w_in\.w_1$",
                "down": r"ffn\.w_out$"}
     _assert_adapters_as_peft_builds_them(spec, model, targets)
+
+
+def test_lora_on_doge_as_peft_builds_it():
+    """Doge's q, k, v, o_proj, its dynamic mask's dt_proj (h_kv·d_h → h_kv) and the MLP's
+    gate, up and down_proj are calc's targets as PEFT adapts them, all-linear every one; with
+    is_moe the product-key experts are embedding rows (no `experts` target) and all-linear
+    is refused for the router_gate nn.Linear, while the shared MLP keeps its targets."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "doge", "vocab_size": 64, "hidden_size": 32,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 24,
+              "num_hidden_layers": 2, "keep_window_size": 4}
+    spec, model = spec_from_hf_config(config), build(config)
+    targets = {name: rf"{name}_proj$" for name in ("q", "k", "v", "o", "gate", "up", "down")}
+    _assert_adapters_as_peft_builds_them(spec, model, {**targets, "dt_proj": r"dt_proj$"})
+    moe_config = {**config, "is_moe": True, "num_experts": 16, "num_experts_per_tok": 3}
+    spec, model = spec_from_hf_config(moe_config), build(moe_config)
+    for target in ("up", "gate", "down", "dt_proj"):
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.trainable == lora_parameters(model, RANK, rf"{target}$"
+                                                   if target == "dt_proj" else
+                                                   rf"{target}_proj$")
+    with pytest.raises(calc.CalcError, match="router_gate"):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+    with pytest.raises(calc.CalcError, match="rows of embedding tables"):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("experts",)))

@@ -966,3 +966,26 @@ def test_gpt_neox_japanese_biases_the_last_layers_output_only():
     with pytest.raises(ValueError, match=r"last_layer_out_bias: the last layer must be an "):
         spec.updated(**{"layers.mixer_pattern": ("attention", "conv", "conv"),
                         "short_conv": {"d_conv": 3}})
+
+
+def test_doge_120m_moe_is_its_name():
+    """SmallDoge's Doge-120M-MoE (its recipe's model_config, README): 122,728,992 parameters,
+    the dynamic mask on every layer keeping 2048 keys, 4096 one-neuron experts routed by
+    2·64 product sub-keys, 32 a token, beside the 1024-wide shared MLP."""
+    spec = spec_of("doge-120m-moe")
+    counts = calc.count_params(spec)
+    assert counts.total == 122_728_992
+    assert counts.active == counts.total - 16 * (4096 - 32) * 2 * 512
+    assert spec.attention.dynamic_mask.keep == 2048 and spec.moe.sub_keys == 64
+    assert spec.residual_scales is not None and spec.residual_scaled_sublayers == 32
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"sliding_window": 64}, "sliding_window=64: calc reads Doge's dynamic mask over all"),
+    ({"is_moe": True, "num_experts": 10, "num_experts_per_tok": 10},
+     "moe.top_k=10 exceeds the 9 product keys"),
+])
+def test_doge_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_from_hf_config({"model_type": "doge", **changes})
+    assert "\n" not in str(error.value)

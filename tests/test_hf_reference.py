@@ -602,6 +602,35 @@ def test_random_cpmant_configs_match_transformers(config):
     assert_matches(spec, exported_as(spec, "cpmant"), MIN_WINDOW)
 
 
+# ---- Doge: the dynamic mask, product-key experts, residual scales ------------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["doge"]("doge"), vocab_size=st.integers(1, 50)))
+def test_random_doge_configs_match_transformers_and_export_back(config):
+    """dt_proj and A on every attention layer, keep_window_size below T (transformers masks the
+    keys it did not select, calc.verify.hf_implementation) and above it, the residual scales,
+    every bias switch, and with is_moe the product-key router and the E × d down and up
+    embeddings beside the shared MLP, against transformers; and back through doge's writer (no
+    other writer holds the dynamic mask)."""
+    config = {"model_type": "doge", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "doge"), MIN_WINDOW)
+
+
+def test_doge_default_with_and_without_is_moe_matches_transformers():
+    """DogeConfig's default (Doge-320M's shape) and the same with is_moe: 16384 product-key
+    experts, 64 a token, beside the 2048-wide shared MLP; active = total − L·(E − k)·2d."""
+    dense = spec_from_hf_config({"model_type": "doge"})
+    counts = calc.count_params(dense)
+    assert counts.total == counts.active == 403_055_872
+    moe = spec_from_hf_config({"model_type": "doge", "is_moe": True})
+    counts = calc.count_params(moe)
+    assert counts.total == 1_485_186_304
+    assert counts.active == counts.total - 32 * (16384 - 64) * 2 * 1024 == 415_638_784
+    assert counts.components["moe/router"] == 32 * 1024 * 2 * 128  # 2·⌊√16384⌋ sub-keys
+    assert_matches(moe, {"model_type": "doge", "is_moe": True}, 16)
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

@@ -257,3 +257,22 @@ def test_embedding_and_loss_as_layers_lighten_the_first_stage_in_memory():
     assert layer == pytest.approx(one_layer / 8, rel=1e-7)
     with pytest.raises(CalcError, match="split_embedding_loss needs pp > 1"):
         memory("llama3.1-405b", gpu="h100", split_embedding_loss=True)
+
+
+def test_doge_s_operators_add_up_and_split_by_expert_rows():
+    """Doge-120M-MoE: dt_proj and the one-neuron experts among the operators, which add up to
+    calc's forward; tensor parallelism splits the product-key experts' rows and the shared
+    MLP (Doge's tp_plan: embedding_rowwise), not their one-neuron width."""
+    from calc.hf import spec_from_hf_config
+    from calc.spec.layout import tensor_parallel_units
+
+    spec = spec_from_hf_config("tests/data/hf_configs/doge-120m-moe.json")
+    terms = model_terms(spec, 2048)
+    flops = count_flops(spec, 2048)
+    total = sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
+    assert total == pytest.approx(flops.forward, rel=1e-12)
+    names = {m.name for m in terms.matmuls}
+    assert {"attention/dynamic_mask", "moe/experts/up", "moe/experts/down"} <= names
+    units = {field: value for field, value, _ in tensor_parallel_units(spec)}
+    assert units["moe.n_experts"] == 4096 and units["moe.d_shared"] == 1024
+    assert "moe.d_expert" not in units

@@ -12,6 +12,7 @@ from hypothesis import strategies as st  # noqa: E402
 import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
 from tests.draws import examples, one_feature  # noqa: E402
+from tests.hf_family_strategies import doge_config  # noqa: E402
 from tests.strategies import model_specs, shared_block_specs  # noqa: E402
 
 
@@ -239,5 +240,37 @@ def test_random_gemma3n_specs_verify_exactly(spec, seq_len, device):
     """Gemma 3n's AltUp (the streams' projections in and out, each layer's router,
     coefficients and prediction product), LAuReL (its two products and norm), per-layer
     embeddings and kv-shared layers on calc's reference model, on meta and real tensors."""
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+def _doge_part(spec: calc.ModelSpec) -> bool:
+    return (spec.attention.dynamic_mask is not None or spec.residual_scales is not None
+            or bool(spec.moe and spec.moe.product_keys))
+
+
+@one_feature
+@given(spec=model_specs().filter(_doge_part), seq_len=st.integers(1, 14),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_doge_parts_verify_exactly(spec, seq_len, device):
+    """Doge's parts (product-key experts, the residual scales and, where the drawn spec has
+    only global attention layers, the dynamic mask) with whatever else the spec draws, on meta
+    and on real CPU tensors."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
+@given(config=doge_config(), seq_len=st.integers(1, 14), device=st.sampled_from(["meta", "cpu"]))
+def test_doge_configs_verify_exactly(config, seq_len, device):
+    """Doge as calc reads it: the dynamic mask (dt_proj and A; each key/value head's top keep
+    keys, multiplied alone once keep < T), with is_moe the product-key experts (the router's
+    2·⌊√E⌋ sub-keys, k one-neuron experts as two bmm a token) and the residual scales, on meta
+    and on real CPU tensors."""
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config({"model_type": "doge", "vocab_size": 11, **config})
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]

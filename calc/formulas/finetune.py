@@ -75,6 +75,7 @@ from calc.symbols import (
     h,
     h_kv,
     i_au,
+    i_dm,
     i_fa,
     i_frozen,
     i_full,
@@ -88,6 +89,7 @@ from calc.symbols import (
     i_le,
     i_lr,
     i_oib,
+    i_pk,
     i_qh,
     i_rel,
     i_shared_gate,
@@ -180,7 +182,9 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "shared_expert_gate": ((i_shared_gate * L_moe, d + 1, i_shared_gate * L_moe),),
     "in_proj": ((L_ssm, d + mixers.IN_WIDTH, L_ssm), (L_sc, d + 3 * d, L_sc)),
     "x_proj": ((M1 * L_ssm, d_in + R_dt + 2 * N_s, M1 * L_ssm),),
-    "dt_proj": ((M1 * L_ssm, R_dt + d_in, M1 * L_ssm),),
+    # Mamba's dt_proj R → D, and Doge's dynamic mask's h_kv·d_v → h_kv (DogeAttention.dt_proj)
+    "dt_proj": ((M1 * L_ssm, R_dt + d_in, M1 * L_ssm),
+                (i_dm * L_att, h_kv * d_v + h_kv, i_dm * L_att)),
     "out_proj": ((L_ssm, d_in + d, L_ssm), (L_dn, mixers.DN_VALUES + d, L_dn),
                  (L_la, mixers.LA_WIDTH + d, L_la), (L_ml, H_ml * d_mv + d, L_ml),
                  (L_sc, d + d, L_sc)),
@@ -251,7 +255,8 @@ QUANTISED = (params.over_attention_layers(
              - params.over_kv_shared_layers(params.ATTENTION_WEIGHTS["attention/kv"])
              + L_idx * sympy.Add(*params.INDEXER_WEIGHTS.values())
              + params.over_dense_layers(params.ffn_weights(d_ff))
-             + L_moe * (params.ROUTER_WEIGHTS + E * params.ffn_weights(d_e)
+             # product-key experts are nn.Embedding rows, kept at q_w
+             + L_moe * (params.ROUTER_WEIGHTS + (1 - i_pk) * E * params.ffn_weights(d_e)
                         + E_s * params.ffn_weights(d_s) + i_shared_gate * d)
              + L_ssm * sympy.Add(*mixers.MAMBA_WEIGHTS.values())
              + L_dn * sympy.Add(*mixers.DELTANET_WEIGHTS.values())

@@ -28,6 +28,16 @@ weights; a block's maximum is a comparison, 0), and a query attends to the visib
 own block and K_I − 1 earlier blocks (min(T, K_I·B_I) under the full convention), on the L_sel
 global layers that are not indexer.dense_layers (_selected_per_sequence).
 
+Doge's dynamic mask (attention.dynamic_mask; modeling_doge.py DogeAttention) selects the same
+way: dt_proj h_kv·d_v → h_kv per token (attention/dynamic_mask, 2·h_kv·d_v·h_kv), A's
+exp(A·softplus(·)) and the score added to the logits elementwise (0), and QKᵀ and A·V over the
+min(K_dm, keys seen) keys each query keeps (its key/value head's top K_dm, keep_window_size), as
+for DSA's selection; transformers masks the rest of a dense product (calc.verify.hf_implementation).
+Doge's product-key experts (moe.product_keys; DogeCDMoE) count the router's d → 2·⌊√E⌋ sub-key
+scores (moe/router), 0 for pairing the halves' top ⌊√E⌋, summing and choosing top_k, and
+2·2·d·d_e per chosen one-neuron expert (down_embed's row, then up_embed's: moe/experts). Learned
+residual scales (residual_scales) are elementwise: 0.
+
 Gemma 4's layers without keys and values of their own (attention.kv_shared_layers) compute no
 W_K/W_V products: they score their queries against the keys and values an earlier layer of
 their kind computed, so their QKᵀ and A·V count as any other layer's. Where the keys are the
@@ -82,6 +92,7 @@ from calc.symbols import (
     B_I,
     K_I,
     E_s,
+    K_dm,
     L,
     L_att,
     L_att2,
@@ -109,7 +120,6 @@ from calc.symbols import (
     V_o,
     c,
     d,
-    d_e,
     d_emb,
     d_ff,
     d_I,
@@ -121,6 +131,7 @@ from calc.symbols import (
     i_causal,
     i_cen,
     i_diff,
+    i_dm,
     i_hcm,
     i_hw,
     i_img,
@@ -145,7 +156,7 @@ MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
     # only the k routed FFN experts a token uses (a zero-computation expert multiplies nothing)
-    "moe/experts": k * params.ffn_weights(d_e),
+    "moe/experts": k * params.EXPERT_WEIGHTS,
     "moe/shared": E_s * params.ffn_weights(d_s) + i_shared_gate * d,
 }
 # computed even when W_U is tied to the embedding; V_o logits a token (the head's rows); a
@@ -218,7 +229,11 @@ def _selected_per_sequence() -> sympy.Expr:
 # the head weights' sum where it weighs its heads (i_hw: DSA's matmul over h_I); MiniMax-M3
 # takes a block's maximum of its keys' scores (a comparison: 0, as softmax).
 SELECTED_KEYS = _selected_per_sequence()
-GLOBAL_KEYS = _keys_per_sequence(T)
+# Doge's dynamic mask (attention.dynamic_mask) selects on every global layer without an indexer:
+# a query attends to the min(K_dm, keys seen) keys its key/value head scores highest
+# (prepare_dynamic_mask's top-k), as DSA's selection of keys (B_I = 1) would.
+GLOBAL_KEYS = (i_dm * _keys_per_sequence(sympy.Min(T, K_dm))
+               + (1 - i_dm) * _keys_per_sequence(T))
 INDEXER_PAIR = h_I * (d_I + i_hw)
 LOCAL_KEYS = _keys_per_sequence(sympy.Min(T, w))
 # Twice the (query, key) pairs of one sequence over the layers of the model's head shapes and
@@ -277,14 +292,15 @@ CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # A generated token at context T (itself included) sees T keys, min(T, w) in local layers, and
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far; on a selecting layer the
 # visible part of its own block and K_I − 1 earlier blocks of B_I, or all T while they are fewer
-# (DSA: min(T, K_I)).
+# (DSA: min(T, K_I)); under Doge's dynamic mask a global layer's min(T, K_dm).
 SELECTED_SEEN = sympy.Min(T, (K_I - 1) * B_I + (T - 1) - B_I * sympy.floor((T - 1) / B_I) + 1)
+GLOBAL_SEEN = i_dm * sympy.Min(T, K_dm) + (1 - i_dm) * T
 CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
 INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
-    (L_GLOBAL - L_GLOBAL2 - L_sel) * T + L_sel * SELECTED_SEEN
+    (L_GLOBAL - L_GLOBAL2 - L_sel) * GLOBAL_SEEN + L_sel * SELECTED_SEEN
     + (L_loc - L_loc2) * sympy.Min(T, w) + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
-    L_GLOBAL2 * T + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
+    L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
 ) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T + FMA * L_xa * CROSS_PAIR * T_img
     # DeepSeek-V4: the ⌊T/m⌋ compressed entries of a token at context T
     + FMA * L_hca * COMPRESSED_PAIR * sympy.floor(T / m_hca)

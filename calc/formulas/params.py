@@ -53,6 +53,7 @@ from calc.symbols import (
     V_le,
     V_o,
     V_seg,
+    b_dm,
     b_ff,
     b_gh,
     b_lm,
@@ -85,6 +86,7 @@ from calc.symbols import (
     i_au,
     i_bn,
     i_diff,
+    i_dm,
     i_dsa,
     i_gate,
     i_gh,
@@ -107,6 +109,7 @@ from calc.symbols import (
     i_norm_final,
     i_og,
     i_ph,
+    i_pk,
     i_proj,
     i_qk_head,
     i_qk_proj,
@@ -128,6 +131,8 @@ from calc.symbols import (
     n_hc,
     n_norm,
     n_pb,
+    n_pk,
+    n_rs,
     p_le,
     r_kv,
     r_kv2,
@@ -137,6 +142,7 @@ from calc.symbols import (
     r_q,
     r_q2,
     r_sb,
+    w_rs,
 )
 
 # Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias (neither for
@@ -176,6 +182,9 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
     # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
     "attention/router": i_moa * d * E_a,
+    # Doge's dynamic mask (modeling_doge.py DogeAttention): dt_proj Linear(h_kv·d_v, h_kv)
+    # reads each token's values and scores it as a key per key/value head
+    "attention/dynamic_mask": i_dm * h_kv * d_v * h_kv,
 }
 # The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
 # does not use, as the routed experts of an MoE FFN.
@@ -299,6 +308,10 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/sinks": ATTENTION_SINKS,
     "attention/lambda": ATTENTION_LAMBDA,
     "attention/sub_norm": ATTENTION_SUB_NORM,
+    # and A, one learned value per key/value head (exp(A·softplus(dt))), with dt_proj's bias
+    # where attention_bias is set
+    "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
+    + i_dm * h_kv + b_dm * h_kv,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -328,7 +341,11 @@ def _expert(width: sympy.Expr) -> sympy.Expr:
     return ffn_weights(width) + b_ff * ((1 + i_glu) * width + d)
 
 
-EXPERT = _expert(d_e)
+# Doge's product-key experts (moe.product_keys; modeling_doge.py DogeCDMoE): expert e is row e
+# of down_embed and of up_embed, nn.Embedding(E, d) each: d → 1, the activation, 1 → d
+# (d_e = 1), no gate and no bias.
+EXPERT_WEIGHTS = (1 - i_pk) * ffn_weights(d_e) + i_pk * 2 * d * d_e
+EXPERT = (1 - i_pk) * _expert(d_e) + i_pk * 2 * d * d_e
 SHARED_EXPERT = _expert(d_s)
 
 # ---- mixture of experts, per MoE layer ------------------------------------------------------
@@ -338,7 +355,9 @@ SHARED_EXPERT = _expert(d_s)
 # also scores E_0 zero-computation experts (arXiv 2509.01322 §2.1; modeling_longcat_flash.py,
 # LongcatFlashTopkRouter: classifier Linear(d, E + E_0), e_score_correction_bias E + E_0 wide);
 # an identity expert holds no weights.
-ROUTER_WEIGHTS = d * (E + E_0)
+# Product keys (Lample et al. 2019 §3.2; DogeCDMoE.router_gate Linear(d, 2·⌊√E⌋, bias=False)):
+# two halves of n_pk = ⌊√E⌋ sub-key scores instead of one score per expert.
+ROUTER_WEIGHTS = (1 - i_pk) * d * (E + E_0) + i_pk * d * 2 * n_pk
 MOE_FFN: dict[str, sympy.Expr] = {
     # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
     # after a norm without weights, and per_expert_scale, E values on the chosen weights
@@ -378,6 +397,10 @@ ONCE: dict[str, sympy.Expr] = {
     # both bias=False; D = 0 without a drafter
     "drafter/projections": 3 * D_tg * d,
     "final_norm": i_norm_final * NORM * d,
+    # learned residual scales (calc.spec.residual): w_rs vectors of d (the scale; a residual
+    # bias; a branch scale and bias) on each of the n_rs residual-scaled sublayers (Doge's
+    # input_residual and post_attention_residual: w_rs = 1, n_rs = 2L)
+    "residual_scales": n_rs * w_rs * d,
     # Gemma4AssistantMaskedEmbedder: centroids Linear(d, C, bias=False); its token_ordering is
     # a buffer (V indices), not a parameter
     "centroid_head": C_cen * d,

@@ -44,6 +44,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.mla": att.mla.model_dump() if att.mla else None,
         "attention.indexer": att.indexer.model_dump() if att.indexer else None,
         "attention.q_lora_rank": att.q_lora_rank,
+        "attention.dynamic_mask": att.dynamic_mask,
         "attention.q_norm_weights": att.q_norm_weights or att.qk_norm != "head",
         "attention.output_groups": att.output_groups,
         "attention.layer_kinds": spec.layer_kinds,
@@ -78,7 +79,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
             "output_norm": moe.output_norm, "n_zero_experts": moe.n_zero_experts,
             "shortcut": moe.shortcut, "hash_layers": moe.hash_layers,
-            "branch_norms": moe.branch_norms, "router_scales": moe.router_scales},
+            "branch_norms": moe.branch_norms, "router_scales": moe.router_scales,
+            "product_keys": moe.product_keys},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
@@ -97,6 +99,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
         "altup": spec.altup, "laurel": spec.laurel,
+        "residual_scales": spec.residual_scales,
     }
 
 

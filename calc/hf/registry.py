@@ -29,6 +29,7 @@ from calc.hf.families import (
     dbrx,
     deepseek,
     diffllama,
+    doge,
     dots1,
     dots3,
     emu3,
@@ -193,6 +194,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     bailing.BAILING_HYBRID,
     modernbert.MODERNBERT_DECODER,
     cpmant.CPMANT,
+    doge.DOGE,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,

@@ -17,7 +17,6 @@ from calc.hf.registry import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
-    "doge": "dynamic-mask attention (A, dt_proj) and learned residual scales",
     # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
     # dots3_note_text read; minimax_m3_vl_text's block-sparse layers are its block_size form),
     # and DeepSeek-V4's compressed layers (CSA with its indexer over the compressed entries,

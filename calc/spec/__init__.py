@@ -33,6 +33,8 @@ _LAZY = {
     "HyperConnectionsSpec": "calc.spec.layers:HyperConnectionsSpec",
     "IndexerSpec": "calc.spec.attention:IndexerSpec",
     "CompressionSpec": "calc.spec.attention:CompressionSpec",
+    "DynamicMaskSpec": "calc.spec.attention:DynamicMaskSpec",
+    "ResidualScalesSpec": "calc.spec.residual:ResidualScalesSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",
     "LayersSpec": "calc.spec.layers:LayersSpec",

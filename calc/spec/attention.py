@@ -1,6 +1,6 @@
 """Attention's spec: heads, KV sharing, biases, QK-norm, windows and chunks, sinks, output
-gates, differential attention, MLA, DeepSeek Sparse Attention's indexer, and the head shapes of
-one kind of layer."""
+gates, differential attention, MLA, DeepSeek Sparse Attention's indexer, Doge's dynamic mask,
+and the head shapes of one kind of layer."""
 
 from __future__ import annotations
 
@@ -79,6 +79,21 @@ class IndexerSpec(Frozen):
         description="0-based global attention layers without an indexer, attending to every "
                     "key they see (MiniMax-M3's full_attention layers beside its "
                     "minimax_m3_sparse ones)")
+
+
+class DynamicMaskSpec(Frozen):
+    """Doge's dynamic mask attention (Shi et al. 2024, arXiv 2412.11834; transformers 5.24.0
+    modeling_doge.py DogeAttention): each key gets a score per key/value head from its value,
+    dt_proj (h_kv·d_v → h_kv) then exp(A·softplus(·)) with A one learned value per key/value
+    head; the score is added to every query's logit of that key, and once more than `keep`
+    keys are visible a query attends only to the `keep` of them with the highest scores
+    (prepare_dynamic_mask's top-k over the keys, per key/value head)."""
+
+    keep: int = Field(ge=1, le=MAX_TOKENS_CONTEXT,
+                      description="keys each query attends to once more are visible "
+                                  "(keep_window_size; all of them when fewer are)")
+    bias: bool = Field(False, description="a bias on dt_proj, h_kv values (Doge's "
+                                          "attention_bias)")
 
 
 class OutputGroupsSpec(Frozen):
@@ -254,6 +269,10 @@ class AttentionSpec(Frozen):
     indexer: IndexerSpec | None = Field(
         None, description="DeepSeek Sparse Attention: an indexer picks the keys each query "
                           "attends to (needs attention.mla with q_lora_rank)")
+    dynamic_mask: DynamicMaskSpec | None = Field(
+        None, description="Doge's dynamic mask: a score per key from its value (dt_proj "
+                          "h_kv·d_v → h_kv, A per key/value head) added to the logits, each "
+                          "query attending to the `keep` best-scored keys it sees")
     compression: CompressionSpec | None = Field(
         None, description="compressed keys beside the window on some sliding layers "
                           "(DeepSeek-V4's CSA and HCA layers)")
@@ -330,6 +349,8 @@ class AttentionSpec(Frozen):
                              "qk_norm_weights=true (only the query norm loses its weight)")
         if self.compression is not None:
             self._check_compression()
+        if self.dynamic_mask is not None:
+            self._check_dynamic_mask()
         if self.kv_cached_once and not self.k_eq_v:
             raise ValueError("attention.kv_cached_once=true needs attention.k_eq_v=true (only "
                              "keys that are the values can be cached once)")
@@ -397,6 +418,28 @@ class AttentionSpec(Frozen):
         if "global" not in self.pattern:
             raise ValueError("attention.indexer sits on the global layers: "
                              "attention.layer_pattern has none")
+
+    def _check_dynamic_mask(self) -> None:
+        """Doge's dynamic mask selects among all earlier keys of MHA/GQA/MQA heads of one
+        shape, as DogeAttention does; the other ways of choosing or sharing keys are not
+        defined with it."""
+        parts = [name for name, on in (
+            ("attention.mla", self.mla is not None), ("attention.indexer", bool(self.indexer)),
+            ("attention.compression", self.compression is not None),
+            ("attention.experts", self.experts is not None),
+            ("attention.differential", self.differential),
+            ("attention.kind_shapes", bool(self.kind_shapes)),
+            ("attention.k_eq_v", self.k_eq_v),
+            ("attention.kv_shared_layers", bool(self.kv_shared_layers)),
+            ("attention.q_lora_rank", self.q_lora_rank is not None),
+            ("attention.output_groups", self.output_groups is not None),
+            ("attention.sliding_window", self.sliding_window is not None),
+            ("attention.chunk_size", self.chunk_size is not None)) if on]
+        if parts:
+            raise ValueError(f"attention.dynamic_mask is not defined with {', '.join(parts)}")
+        if set(self.pattern) != {"global"}:
+            raise ValueError(f"attention.dynamic_mask selects among all earlier keys: every "
+                             f"layer is global (attention.layer_pattern={list(self.pattern)})")
 
     def _check_compression(self) -> None:
         """The compressed entries are one head of d_qk that is both key and value, as

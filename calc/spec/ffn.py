@@ -8,10 +8,14 @@ experts, identities the router scores beside the FFN experts, and the shortcut-c
 (ScMoE), whose experts read one layer's FFN input and join the residual stream a layer later.
 DeepSeek-V4's first MoE layers route by hash (moe.hash_layers): a fixed token-id → experts table
 picks each token's experts, the router's scores still weigh them.
+Doge's cross-domain MoE (moe.product_keys; Shi et al. 2024, arXiv 2412.11834) routes over
+single-neuron experts by product keys (Lample et al. 2019, "Large Memory Layers with Product
+Keys", §3.2): two sets of ⌊√E⌋ sub-key scores, the best pairs' sums picking k experts.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -107,6 +111,13 @@ class MoESpec(Frozen):
                     "buffer, not a parameter); the router's weight still scores the experts "
                     "and weighs the picked ones, so parameters and FLOPs are the learned "
                     "router's")
+    product_keys: bool = Field(
+        False, description="Doge's cross-domain MoE (transformers 5.24.0 modeling_doge.py "
+                           "DogeCDMoE): each routed expert is one neuron, a row of down_embed "
+                           "and one of up_embed (2·d values, no gate, no bias; d_expert 1), "
+                           "picked by product keys: the router d → 2·⌊√E⌋ scores two halves of "
+                           "sub-keys, the top ⌊√E⌋ of each half are paired and the top_k of "
+                           "the ⌊√E⌋² sums chosen (the sums and choices count 0)")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,
@@ -130,6 +141,8 @@ class MoESpec(Frozen):
         if list(self.hash_layers) != sorted(set(self.hash_layers)):
             raise ValueError(f"moe.hash_layers={list(self.hash_layers)} must be increasing "
                              f"layer indices, each once")
+        if self.product_keys:
+            self._check_product_keys()
         if self.branch_norms and not self.n_shared_experts:
             raise ValueError("moe.branch_norms=True needs moe.n_shared_experts >= 1 (a norm "
                              "after the shared experts' branch)")
@@ -137,6 +150,29 @@ class MoESpec(Frozen):
             raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
                              "(it gates the shared experts' output)")
         return self
+
+    def _check_product_keys(self) -> None:
+        """A product-key expert is one neuron, and top_k of the ⌊√E⌋² paired sub-keys are
+        chosen (DogeCDMoE: indices only below ⌊√E⌋², num_keys = floor(sqrt(num_experts)))."""
+        if self.d_expert != 1:
+            raise ValueError(f"moe.product_keys: each expert is one neuron, so moe.d_expert "
+                             f"must be 1, not {self.d_expert}")
+        pairs = self.sub_keys ** 2
+        if self.top_k > pairs:
+            raise ValueError(f"moe.top_k={self.top_k} exceeds the {pairs} product keys "
+                             f"⌊√moe.n_experts⌋² (moe.product_keys)")
+        parts = [name for name, on in (
+            ("moe.n_zero_experts", self.n_zero_experts), ("moe.router_bias", self.router_bias),
+            ("moe.router_scales", self.router_scales), ("moe.hash_layers", self.hash_layers),
+            ("moe.shortcut", self.shortcut), ("moe.branch_norms", self.branch_norms),
+            ("moe.shared_expert_gate", self.shared_expert_gate)) if on]
+        if parts:
+            raise ValueError(f"moe.product_keys is not defined with {', '.join(parts)}")
+
+    @property
+    def sub_keys(self) -> int:
+        """Sub-keys of each half of a product-key router: ⌊√E⌋ (0 without product keys)."""
+        return math.isqrt(self.n_experts) if self.product_keys else 0
 
     @property
     def shared_width(self) -> int:
@@ -151,7 +187,10 @@ class MoESpec(Frozen):
 
     @property
     def router_width(self) -> int:
-        """Experts the router scores: the FFN experts and the zero-computation ones."""
+        """The router's outputs: the FFN experts and the zero-computation ones it scores, or
+        with product keys the 2·⌊√E⌋ sub-keys."""
+        if self.product_keys:
+            return 2 * self.sub_keys
         return self.n_experts + self.n_zero_experts
 
     def is_moe_layer(self, index: int) -> bool:

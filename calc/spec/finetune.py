@@ -282,7 +282,9 @@ def _ffn_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         if widths and (name != "gate" or spec.ffn.gated):
             shapes[name] = TargetShape(tuple((w, d) if name == "down" else (d, w)
                                              for w in widths))
-    if moe is not None and counts["moe"]:
+    # product-key experts are rows of two nn.Embedding tables (DogeCDMoE's down_embed and
+    # up_embed), not projections
+    if moe is not None and counts["moe"] and not moe.product_keys:
         shapes["experts"] = TargetShape(((d, moe.d_expert), (moe.d_expert, d)))
         if moe.shared_expert_gate:
             shapes["shared_expert_gate"] = TargetShape(((d, 1),))
@@ -352,6 +354,9 @@ def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     shapes["o"] = TargetShape(((h * spec.head_dim_v, d),))
     if own_gate:  # g_proj d → h (LFM3, Laguna); Beam's gate_proj d → h·d_v
         shapes["g"] = TargetShape(((d, spec.output_gate_width),))
+    mask = att.dynamic_mask
+    if mask is not None:  # Doge's DogeAttention.dt_proj h_kv·d_v → h_kv (PEFT's dt_proj)
+        shapes["dt_proj"] = TargetShape(((h_kv * spec.head_dim_v, h_kv),))
     if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
         del shapes["q"], shapes["o"]
     # DeepSeek-V4: W_Q through a latent (q_a_proj, q_b_proj), W_O grouped (o_a_proj, o_b_proj)
@@ -432,6 +437,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "its FFN is not gated"
     if target in FFN_TARGETS and spec.layer_counts["rwkv"]:
         return "its FFN is RWKV's channel-mix, whose matrices are key and value"
+    if target == "experts" and spec.moe is not None and spec.moe.product_keys:
+        return "its experts are rows of embedding tables (moe.product_keys), not projections"
     if target in (*FFN_TARGETS, "experts", "shared_expert_gate"):
         return "no FFN of that kind"
     if target in PER_LAYER_TARGETS:
@@ -499,6 +506,13 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s router projection is an nn.Linear "
                 f"(Gemma4TextRouter.proj), which PEFT adapts and calc does not; name targets "
                 f"from {', '.join(shapes)}")
+        if spec.moe is not None and spec.moe.product_keys and spec.n_moe_layers:
+            # DogeCDMoE.router_gate is an nn.Linear all-linear adapts (other routers are
+            # parameters of router modules)
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s product-key router (router_gate) is "
+                f"an nn.Linear, which PEFT adapts and calc does not; name targets from "
+                f"{', '.join(shapes)}")
         if spec.norm.gate_rank is not None:
             # AXK2GateMLP's fc1 and fc2 (modular_axk2.py) are nn.Linear modules all-linear
             # would adapt

@@ -334,7 +334,12 @@ def tensor_parallel_units(spec: ModelSpec, ffn: bool = True) -> list[tuple[str, 
     counts = spec.layer_counts
     if (counts["dense"] or spec.shared_block is not None) and ffn:
         units.append(("ffn.d_ff", spec.ffn.d_ff, "the FFN's hidden width"))
-    if counts["moe"] and ffn:
+    if counts["moe"] and ffn and spec.moe.product_keys:
+        # one-neuron experts: the rows of down_embed and up_embed are split (Doge's tp_plan:
+        # embedding_rowwise), and the shared MLP's width
+        units += [("moe.n_experts", spec.moe.n_experts, "the product-key experts' rows"),
+                  ("moe.d_shared", spec.moe.shared_width, "the shared MLP's hidden width")]
+    elif counts["moe"] and ffn:
         units.append(("moe.d_expert", spec.moe.d_expert, "the FFN's hidden width"))
     mamba, dn = spec.mamba, spec.deltanet
     if mamba is not None and mamba.version == 2:

@@ -52,6 +52,7 @@ from calc.spec.layers import (
 )
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
+from calc.spec.residual import ResidualScalesSpec
 
 __all__ = [
     "GATED",
@@ -211,6 +212,12 @@ class ModelSpec(Frozen):
                           "mixed into and out of each mixer and FFN by learned maps and "
                           "collapsed by a head map before the final norm (HunYuan V4's "
                           "hc_mult; DeepSeek-V4's mHC with residual_mix)")
+    residual_scales: ResidualScalesSpec | None = Field(
+        None, description="learned residual scales: each sublayer (the mixer's and the FFN's) "
+                          "scales the residual stream by a vector of d before its output joins "
+                          "it (Doge's input_residual and post_attention_residual), with "
+                          "residual_bias a bias of d on the stream and with branch a scale and "
+                          "bias of d on the output (ZAYA's ZayaResidualScaling)")
 
     @model_validator(mode="wrap")
     @classmethod
@@ -307,11 +314,39 @@ class ModelSpec(Frozen):
             self._check_cross_attention()
         if self.altup is not None or self.laurel is not None:
             self._check_gemma3n_residual()
+        if self.residual_scales is not None:
+            self._check_residual_scales()
+        if att.dynamic_mask is not None and set(self.mixer_kinds) != {"attention"}:
+            raise ValueError("attention.dynamic_mask: every layer's mixer is attention (Doge); "
+                             "it is not defined beside other mixers")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_residual_scales(self) -> None:
+        """The scales sit on the residual sum of a sequential pre-norm layer on one stream,
+        as Doge's and ZAYA's layers are."""
+        parts = [name for name, on in (
+            ("norm.placement other than pre", self.norm.placement != "pre"),
+            ("parallel_block", self.parallel_block),
+            ("hyper_connections", self.hyper_connections is not None),
+            ("altup", self.altup is not None), ("laurel", self.laurel is not None),
+            ("shared_block", self.shared_block is not None),
+            ("moe.shortcut", self.moe is not None and self.moe.shortcut),
+            ("cross_attention", self.cross_attention is not None),
+            ("mtp_modules", bool(self.mtp_modules))) if on]
+        if parts:
+            raise ValueError(f"residual_scales is not defined with {', '.join(parts)}")
+
+    @property
+    def residual_scaled_sublayers(self) -> int:
+        """Sublayers whose residual sum is scaled: each layer's mixer, and its FFN where it
+        has one (0 without residual_scales)."""
+        if self.residual_scales is None:
+            return 0
+        return self.n_layers + sum(kind != "none" for kind in self.ffn_kinds)
 
     def _check_bucketed(self) -> None:
         """A bucketed bias has one value per head of the model's attention for each row, and

@@ -109,6 +109,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     if target in ("altup_projections", "altup_unembed_projections"):  # n − 1 of each
         assert spec.altup is not None
         return spec.altup.streams - 1
+    if target == "dt_proj" and spec.attention.dynamic_mask is not None:  # Doge's, a layer
+        return counts["attention"]
     # the mixers' projections, in calc.spec.finetune._mixer_shapes's order
     order = {"in_proj": ("mamba", "conv"),
              "out_proj": ("mamba", "deltanet", "lightning", "mlstm", "conv"),

@@ -135,6 +135,10 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # JetMoE's attention-expert router, replicated like an MoE router
         Matmul("attention/router", flops["attention/router"], att.experts or 0, d, n_att,
                "none"),
+        # Doge's dynamic mask: dt_proj h_kv·d_v → h_kv over the values, replicated like a
+        # router (its h_kv outputs are fewer than the TP ranks of most layouts)
+        Matmul("attention/dynamic_mask", flops["attention/dynamic_mask"], kv,
+               kv * d_v, n_att, "none"),
         # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x;
         # MiniMax-M3's q_proj and k_proj from x), replicated like a router: a TP split of them
         # is not priced
@@ -169,7 +173,9 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
     if moe is not None:
         matmuls += [
             Matmul("moe/router", flops["moe/router"], moe.router_width, d, n_moe, "none"),
-            *_ffn("moe/experts", flops["moe/experts"], moe.d_expert, d, gated, n_moe, True),
+            # product-key experts (Doge's CDMoE): one neuron each, d → 1 → d without a gate
+            *_ffn("moe/experts", flops["moe/experts"], moe.d_expert, d,
+                  gated and not moe.product_keys, n_moe, True),
         ]
         if moe.n_shared_experts:
             matmuls += _ffn("moe/shared", flops["moe/shared"],

@@ -9,7 +9,9 @@ two KV heads' values side by side by each map and subtracts λ × the second hal
 outputs from the first's (DifferentialLambda). DeepSeek-V4's queries come through a latent
 (attention.q_lora_rank) and its W_O is grouped (GroupedOutput); its compressed layers attend to
 their window's keys and, in one softmax, to a compressor's entries (calc.verify.compressor):
-all of them on an HCA layer, those the CSA indexer selects on a CSA layer.
+all of them on an HCA layer, those the CSA indexer selects on a CSA layer. Doge's dynamic mask
+(DynamicMask) scores each key from its value per key/value head, adds the score to its logits
+and keeps each query's top min(keep, keys seen) keys, which it then multiplies alone.
 """
 
 from __future__ import annotations
@@ -164,6 +166,10 @@ class Attention(nn.Module):
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
+        self.dynamic = (tag(DynamicMask(self.h_kv, self.d_v, att.dynamic_mask.bias,
+                                        att.dynamic_mask.keep), "attention/dynamic_mask")
+                        if att.dynamic_mask is not None else None)
+        self.key_scores: Tensor | None = None  # this forward's [B, h, T] (dynamic mask)
         norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})
         self.qk_norm = att.qk_norm
         if att.qk_norm == "head":  # q_norm_weights=false: DeepSeek-V4's q_b_norm has no γ
@@ -229,6 +235,8 @@ class Attention(nn.Module):
             self.selected = select_blocks(self.indexer, *self.indexer(x, positions))
         if self.differential is not None:  # the first half's values beside the second half's
             v = torch.cat([half.repeat(1, 2, 1, 1) for half in v.chunk(2, dim=1)], dim=-1)
+        if self.dynamic is not None:  # each key's score from its value, per key/value head
+            self.key_scores = self.dynamic(v).repeat_interleave(self.h // self.h_kv, dim=1)
         if self.h_kv != self.h:  # GQA/MQA: shared keys, still scored by every query head
             k = k.repeat_interleave(self.h // self.h_kv, dim=1)
             v = v.repeat_interleave(self.h // self.h_kv, dim=1)
@@ -407,9 +415,14 @@ class Attention(nn.Module):
             return self._chunked(q, k, v)
         if self.selected is not None and self.selected.shape[-1] < t:
             return attend_selected(q, k, v, self.selected, scale)
+        bias = self.key_scores
+        if self.dynamic is not None and bias is not None and self.dynamic.keep < t:
+            return attend_selected(q, k, v, self.dynamic.select(bias), scale, bias)
         if self.window is None or self.window >= t:
             q, by_distance = self._relative(q, t)
             scores = (q @ k.transpose(-2, -1)) * scale  # [B, h, T, T]
+            if bias is not None:  # the dynamic mask's score of each key (element-wise)
+                scores = scores + bias[:, :, None, :]
             offsets = position[None, :] - position[:, None]  # key − query
             if by_distance is not None:  # entry (i, j) takes distance i − j (0 where masked)
                 index = (-offsets).clamp(min=0).expand_as(scores)
@@ -494,6 +507,33 @@ class DifferentialLambda(nn.Module):
                + self.LAMBDA_INIT)
         combined = first - lam.to(out.dtype) * second
         return (1 - self.LAMBDA_INIT) * F.rms_norm(combined, (combined.shape[-1],))
+
+
+class DynamicMask(nn.Module):
+    """Doge's dynamic mask (modeling_doge.py DogeAttention): dt_proj h_kv·d_v → h_kv over each
+    token's values and A, one value per key/value head, give each key the score
+    exp(A·softplus(dt)) [B, h_kv, T]; `select` keeps each query's `keep` best-scored keys among
+    those it sees (prepare_dynamic_mask's top-k; a query seeing fewer keeps all of them, the
+    rest of its top-k masked by attend_selected)."""
+
+    def __init__(self, kv_heads: int, width: int, bias: bool, keep: int):
+        super().__init__()
+        self.keep = keep
+        self.dt_proj = linear(kv_heads * width, kv_heads, bias, "attention/dynamic_mask")
+        self.A = nn.Parameter(torch.zeros(kv_heads))
+
+    def forward(self, v: Tensor) -> Tensor:
+        b, _, t, _ = v.shape
+        dt = self.dt_proj(v.transpose(1, 2).reshape(b, t, -1))  # [B, T, h_kv]
+        return torch.exp(self.A * F.softplus(dt)).transpose(1, 2)
+
+    def select(self, scores: Tensor) -> Tensor:
+        """[B, h, T, keep]: each query's keys, by their scores [B, h, T], among those it sees."""
+        t = scores.shape[-1]
+        position = torch.arange(t, device=scores.device)
+        seen = scores[:, :, None, :].expand(-1, -1, t, -1)
+        seen = seen.masked_fill(position[None, :] > position[:, None], float("-inf"))
+        return seen.topk(min(self.keep, t), dim=-1).indices
 
 
 class GateBias(nn.Module):

@@ -115,6 +115,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
             if "g" in targets:  # the per-head gate's own g_proj
                 module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
+            if "dt_proj" in targets and module.dynamic is not None:  # Doge's dynamic mask
+                dt = module.dynamic.dt_proj
+                module.dynamic.dt_proj = _adapt(dt, [dt.out_features], [True], r)
         elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
             for name in ("q", "k", "v", "o"):
                 linear = getattr(module, name)

@@ -32,6 +32,10 @@ paths are what FlopCounterMode sees:
   minimax_m3_sparse layers (MiniMaxM3VLAttention, MiniMaxM3VLIndexer.build_block_mask on the
   eager and SDPA paths) the same, where calc counts the min(index_topk_blocks ·
   index_block_size, T) keys of the selected blocks;
+- Doge's dynamic mask (DogeAttention.prepare_dynamic_mask, eager and SDPA paths) folds the keys
+  outside each query's keep_window_size best-scored ones into the attention mask (a top-k, then
+  masked_fill with the dtype's minimum) and computes QKᵀ and A·V over all T keys, where calc
+  counts the min(keep_window_size, keys seen) selected ones, as for DSA;
 - DeepSeek-V4's compressed sparse layers (DeepseekV4CSACompressor, DeepseekV4Attention) fold
   the compressed entries the indexer did not select into the attention mask (block_bias) and
   compute QKᵀ and A·V over all ⌊T/m⌋ of them, where calc counts the min(index_topk, ⌊T/m⌋)
@@ -227,6 +231,12 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         selected = indexer.topk * indexer.block_size
         total += spec.n_selecting_layers * pair * t * (t - selected)
         changed.append("DSA, MiniMax-M3: attention over every key, the unselected ones masked")
+    mask = spec.attention.dynamic_mask
+    if mask is not None and mask.keep < t:
+        pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+        total += n["attention"] * pair * t * (t - mask.keep)
+        changed.append("Doge's dynamic mask: attention over every key, the unselected ones "
+                       "masked")
     compression = spec.attention.compression
     if compression is not None and compression.indexer is not None:
         indexer, entries = compression.indexer, t // compression.sparse_rate

@@ -110,11 +110,13 @@ def select_blocks(indexer: BlockIndexer, q: Tensor, k: Tensor) -> Tensor:
     return keys.flatten(-2)
 
 
-def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float) -> Tensor:
+def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float,
+                    bias: Tensor | None = None) -> Tensor:
     """Each query [B, h, T, d] multiplies only its K selected keys, one selection for all heads
-    [B, T, K] (DSA) or one per group of heads [B, g, T, K] (MiniMax-M3): QKᵀ 2·d_qk and A·V
-    2·d_v per head per selected key; a selected key after the query, or past T, is masked out
-    (the top-k of a query with fewer than K keys before it)."""
+    [B, T, K] (DSA) or one per group of heads [B, g, T, K] (MiniMax-M3; g = h: Doge's dynamic
+    mask): QKᵀ 2·d_qk and A·V 2·d_v per head per selected key; a selected key after the query,
+    or past T, is masked out (the top-k of a query with fewer than K keys before it). `bias`
+    [B, h, T_keys]: a score per key added to its logits (element-wise)."""
     b, h, t, _ = q.shape
     batch = torch.arange(b, device=q.device)[:, None, None, None]
     heads = torch.arange(h, device=q.device)[None, :, None, None]
@@ -123,6 +125,8 @@ def attend_selected(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, scale: float)
     gathered = chosen.clamp(max=t - 1)
     k_sel, v_sel = k[batch, heads, gathered], v[batch, heads, gathered]  # [B, h, T, K, d]
     scores = (q.unsqueeze(-2) @ k_sel.transpose(-2, -1)).squeeze(-2) * scale  # [B, h, T, K]
+    if bias is not None:
+        scores = scores + bias[batch, heads, gathered]
     position = torch.arange(t, device=q.device)
     scores = scores.masked_fill(chosen > position[None, None, :, None], float("-inf"))
     return (scores.softmax(-1).unsqueeze(-2) @ v_sel).squeeze(-2)

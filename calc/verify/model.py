@@ -96,6 +96,35 @@ class Experts(nn.Module):
         return out
 
 
+class ProductKeyExperts(nn.Module):
+    """Doge's product-key experts (moe.product_keys; modeling_doge.py DogeCDMoE): the router's
+    2·⌊√E⌋ outputs are two halves of sub-key scores; the top ⌊√E⌋ of each half are paired, and
+    the top_k of the pairs' summed scores pick the experts (sums and choices element-wise).
+    Expert e is row e of `down` and of `up` (E × d each): d → 1 (a bmm), the activation times
+    its softmax weight, 1 → d (a bmm), no gate and no bias."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        tag(self, "moe/experts")
+        moe, ffn, d = spec.moe, spec.ffn, spec.d_model
+        assert moe is not None and ffn is not None
+        self.keys, self.k = moe.sub_keys, moe.top_k
+        self.act = ACTIVATIONS[ffn.activation]
+        self.down = nn.Parameter(torch.empty(moe.n_experts, d).uniform_(-0.1, 0.1))
+        self.up = nn.Parameter(torch.empty(moe.n_experts, d).uniform_(-0.1, 0.1))
+
+    def forward(self, x: Tensor, logits: Tensor) -> Tensor:
+        """x [N, d], the router's logits [N, 2·⌊√E⌋] → [N, d]."""
+        (sx, sy), (ix, iy) = logits.view(-1, 2, self.keys).transpose(0, 1).topk(self.keys, -1)
+        scores = (sx[:, :, None] + sy[:, None, :]).flatten(1)  # [N, ⌊√E⌋²]
+        experts = (ix[:, :, None] * self.keys + iy[:, None, :]).flatten(1)
+        best, slot = scores.topk(self.k, dim=-1)
+        chosen = experts.gather(-1, slot)  # [N, k]
+        weights = self.act(torch.bmm(self.down[chosen], x[:, :, None])).squeeze(-1)
+        weights = weights * best.softmax(-1)
+        return torch.bmm(weights[:, None, :], self.up[chosen]).squeeze(1)
+
+
 class MixtureOfExperts(nn.Module):
     """Router → exactly top-k experts per token (+ shared experts, optionally gated).
 
@@ -116,7 +145,8 @@ class MixtureOfExperts(nn.Module):
         # ScMoE: the routed part joins the residual stream a layer later (ReferenceModel)
         self.shortcut = moe.shortcut
         self.pending: Tensor | None = None
-        self.experts = Experts(spec)
+        self.product_keys = moe.product_keys
+        self.experts = ProductKeyExperts(spec) if moe.product_keys else Experts(spec)
         self.shared = nn.ModuleList(
             FeedForward(spec, moe.shared_width, "moe/shared", "moe/shared")
             for _ in range(moe.n_shared_experts))
@@ -167,6 +197,9 @@ class MixtureOfExperts(nn.Module):
         b, t, d = x.shape
         flat = x.reshape(b * t, d)
         scales = self.router_scales
+        if self.product_keys:
+            combined = self.experts(flat, self.router(flat))
+            return (combined + sum(expert(flat) for expert in self.shared)).view(b, t, d)
         probs = self.router(flat if scales is None else flat * scales.channel).softmax(-1)
         token, weight, loads = self._route(probs[:, :self.n])
         if scales is not None:  # each chosen expert's weight times its own scale
@@ -303,6 +336,29 @@ class GatedNorm(nn.Module):
         return y * torch.sigmoid(self.fc2(F.silu(self.fc1(y))))
 
 
+class ResidualScales(nn.Module):
+    """Learned residual scales of one sublayer (calc.spec.residual): (x + b_res) ⊙ s_res +
+    (out + b_out) ⊙ s_out, each vector d wide (Doge: the scale s_res alone, hidden =
+    s_res ⊙ residual + branch)."""
+
+    def __init__(self, spec: ModelSpec):
+        super().__init__()
+        scales = spec.residual_scales
+        assert scales is not None
+        d = spec.d_model
+        self.scale = nn.Parameter(torch.ones(d))
+        self.residual_bias = nn.Parameter(torch.zeros(d)) if scales.residual_bias else None
+        self.branch_scale = nn.Parameter(torch.ones(d)) if scales.branch else None
+        self.branch_bias = nn.Parameter(torch.zeros(d)) if scales.branch else None
+
+    def forward(self, x: Tensor, out: Tensor) -> Tensor:
+        if self.residual_bias is not None:
+            x = x + self.residual_bias
+        if self.branch_scale is not None and self.branch_bias is not None:
+            out = (out + self.branch_bias) * self.branch_scale
+        return x * self.scale + out
+
+
 class Block(nn.Module):
     """One layer: its mixer and its FFN (or none) with the spec's norm placement
     (pre/post/sandwich/reordered/parallel)."""
@@ -327,6 +383,10 @@ class Block(nn.Module):
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        # residual_scales: one per sublayer, the mixer's and the FFN's (pre-norm only)
+        self.residual = (nn.ModuleList(tag(ResidualScales(spec), "residual_scales")
+                                       for _ in range(1 + (ffn != "none")))
+                         if spec.residual_scales is not None else None)
         if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
             self.norms[0] = nn.Identity()
         rank = spec.norm.gate_rank
@@ -404,6 +464,9 @@ class Block(nn.Module):
         if self.hc is not None:
             return self._streams(x, positions)
         mixed = x if extra is None else x + extra
+        if self.residual is not None:  # pre-norm, sequential (ModelSpec's rule)
+            x = self.residual[0](x, self.attention(n[0](mixed), positions))
+            return x if self.ffn is None else self.residual[1](x, self._ffn(n[1](x)))
         if self.ffn is None:  # the mixer alone (Mamba)
             if self.placement == "pre":
                 return x + self.attention(n[0](mixed), positions)
