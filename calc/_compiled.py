@@ -40,6 +40,7 @@ def params_per_layer(s):
     b_qkv = s['b_qkv']
     d = s['d']
     d_qk = s['d_qk']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_v = s['d_v']
     g_norm = s['g_norm']
@@ -62,6 +63,7 @@ def params_per_layer(s):
     i_rel = s['i_rel']
     i_sink = s['i_sink']
     i_sub = s['i_sub']
+    k_rc = s['k_rc']
     n_norm = s['n_norm']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -74,11 +76,12 @@ def params_per_layer(s):
     _t5 = _t4*(E_a*h_kv - h)
     _t6 = 1 - i_mla
     _t7 = d_rope + r_kv
-    _t8 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t9 = d_v*h
-    _t10 = d_v*(1 - i_gh)
-    _t11 = h*i_gate
-    _t12 = d_qk*i_qk_head
+    _t8 = d_qk + d_v
+    _t9 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t10 = d_v*h
+    _t11 = d_v*(1 - i_gh)
+    _t12 = h*i_gate
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -89,22 +92,24 @@ def params_per_layer(s):
         ),
         'attention/kv': (
             _t0*i_mla*(d_rope*i_krn + r_kv)
-            + _t8*d
-            + b_qkv*(_t7*i_mla + _t8)
-            + i_mla*(_t7*d + h*r_kv*(d_qk - d_rope + d_v))
+            + _t9*d
+            + b_qkv*(_t7*i_mla + _t9)
+            + i_mla*(_t7*d + h*r_kv*(_t8 - d_rope))
         ),
-        'attention/o': _t5*d_v + _t9*d*(1 - i_og) + b_o*d + i_og*(_t9*r_o + d*g_o*r_o),
+        'attention/o': _t10*d*(1 - i_og) + _t5*d_v + b_o*d + i_og*(_t10*r_o + d*g_o*r_o),
         'attention/gate': (
-            _t10*_t11*_t6*b_qkv*(1 - b_gh)
-            + _t11*(_t10 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
+            _t11*_t12*_t6*b_qkv*(1 - b_gh)
+            + _t12*(_t11 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
             + b_gh*h
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
+        'attention/qk_norm': _t0*i_qw*(_t13 + _t2*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
-        'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/sub_norm': _t0*_t10*i_sub,
+        'attention/relative': d*d_rl*h,
+        'attention/conv': _t8*h_kv*k_rc,
         'norms': _t0*d*n_norm,
     }
 
@@ -115,6 +120,7 @@ def params_dense_ffn(s):
     d = s['d']
     d_ff = s['d_ff']
     g_norm = s['g_norm']
+    i_fos = s['i_fos']
     i_glu = s['i_glu']
     i_sub = s['i_sub']
     n_act = s['n_act']
@@ -124,6 +130,7 @@ def params_dense_ffn(s):
         'mlp/down': _t0 + b_ff*d,
         'mlp/act': n_act,
         'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
+        'mlp/scale': i_fos,
     }
 
 
@@ -142,14 +149,16 @@ def params_moe_ffn(s):
     i_bn = s['i_bn']
     i_glu = s['i_glu']
     i_mn = s['i_mn']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     _t0 = E + E_0
     _t1 = d*(i_glu + 2)
     _t2 = i_glu + 1
     _t3 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
+        'moe/router': _t0*b_router + d*(E_s*i_srt + _t0) + i_rgs + i_rs*(E + d),
         'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
         'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
@@ -328,6 +337,7 @@ def params_components(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -348,6 +358,7 @@ def params_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -390,6 +401,7 @@ def params_components(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -408,6 +420,7 @@ def params_components(s):
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -436,15 +449,18 @@ def params_components(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -464,6 +480,7 @@ def params_components(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
     _t1 = i_qlora*r_q2
@@ -481,97 +498,102 @@ def params_components(s):
     _t13 = _t5*(E_a*h_kv - h)
     _t14 = _t0*i_mla
     _t15 = d_rope2 + r_kv2
-    _t16 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t17 = (
+    _t16 = d_qk2 + d_v2
+    _t17 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t18 = (
         _t14*(d_rope2*i_krn + r_kv2)
-        + _t16*d
-        + b_qkv*(_t15*i_mla + _t16)
-        + i_mla*(_t15*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + _t17*d
+        + b_qkv*(_t15*i_mla + _t17)
+        + i_mla*(_t15*d + h2*r_kv2*(_t16 - d_rope2))
     )
-    _t18 = d_rope + r_kv
-    _t19 = d_qk + d_v
-    _t20 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t21 = (
+    _t19 = d_rope + r_kv
+    _t20 = d_qk + d_v
+    _t21 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t22 = (
         _t14*(d_rope*i_krn + r_kv)
-        + _t20*d
-        + b_qkv*(_t18*i_mla + _t20)
-        + i_mla*(_t18*d + h*r_kv*(_t19 - d_rope))
+        + _t21*d
+        + b_qkv*(_t19*i_mla + _t21)
+        + i_mla*(_t19*d + h*r_kv*(_t20 - d_rope))
     )
-    _t22 = L_kvs - L_kvs2
-    _t23 = b_o*d
-    _t24 = 1 - i_og
-    _t25 = d_v2*h2
-    _t26 = d*g_o*r_o
-    _t27 = d_v*h
-    _t28 = _t27*d
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = h2*i_gate
-    _t32 = _t8*b_qkv*(1 - b_gh)
-    _t33 = 2*i_lg
-    _t34 = d*(1 - i_lg)
-    _t35 = _t29*d_v
-    _t36 = h*i_gate
-    _t37 = E_a*_t5
-    _t38 = 2*_t11
-    _t39 = d_qk2*i_qk_head
-    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
-    _t41 = d_qk*i_qk_head
-    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
-    _t43 = _t0*i_qw
-    _t44 = 4*i_diff
-    _t45 = _t0*i_sub
-    _t46 = 2*d_qk
-    _t47 = 2*d_I
-    _t48 = d*d_I
-    _t49 = d*h_I + d_I*h_I*r_q
-    _t50 = L*d
-    _t51 = _t0*_t50
-    _t52 = _t0*d
-    _t53 = 2*d
-    _t54 = n_hc**2
-    _t55 = 2*N_s
-    _t56 = G_s*_t55
-    _t57 = 2*d_in + i_m2*(H_s + _t56)
-    _t58 = R_dt + _t55
-    _t59 = 1 - i_m2
-    _t60 = _t59*d_in
-    _t61 = H_s*i_m2
-    _t62 = 2*H_k*d_lk
-    _t63 = H_v*d_lk
-    _t64 = H_v*d_lv
-    _t65 = _t63 + _t64
-    _t66 = 1 - i_cg
-    _t67 = H_v + _t64
-    _t68 = L_dn*d
-    _t69 = H_la*L_la*d_la
-    _t70 = 3*d
-    _t71 = _t69*d
-    _t72 = L_rw*d_rw
-    _t73 = _t72*d
-    _t74 = d**2
-    _t75 = d*d_gr
-    _t76 = L_gr*(_t75 + d_gr)
-    _t77 = L_gr*d_gr
-    _t78 = 2*d_gr
-    _t79 = H_ml*L_ml
-    _t80 = _t79*d*d_mk
-    _t81 = _t79*d_mv
-    _t82 = _t81*d
-    _t83 = 2*H_ml
-    _t84 = b_sc*d
-    _t85 = _t19*h_kv
-    _t86 = i_glu + 1
-    _t87 = b_ff*d_ff
-    _t88 = d*d_ff
-    _t89 = _t86*(_t87 + _t88)
-    _t90 = _t88 + b_ff*d
-    _t91 = _t45*d_ff
-    _t92 = E + E_0
-    _t93 = d*(i_glu + 2)
-    _t94 = 3*_t52
-    _t95 = _t50*p_le
-    _t96 = _t50*i_au
+    _t23 = L_kvs - L_kvs2
+    _t24 = b_o*d
+    _t25 = 1 - i_og
+    _t26 = d_v2*h2
+    _t27 = d*g_o*r_o
+    _t28 = d_v*h
+    _t29 = _t28*d
+    _t30 = 1 - i_gh
+    _t31 = _t30*d_v2
+    _t32 = h2*i_gate
+    _t33 = _t8*b_qkv*(1 - b_gh)
+    _t34 = 2*i_lg
+    _t35 = d*(1 - i_lg)
+    _t36 = _t30*d_v
+    _t37 = h*i_gate
+    _t38 = E_a*_t5
+    _t39 = 2*_t11
+    _t40 = d_qk2*i_qk_head
+    _t41 = _t0*(_t40 + d_qk2*h_kv2*i_qk_proj)
+    _t42 = d_qk*i_qk_head
+    _t43 = _t0*(_t42 + d_qk*h_kv*i_qk_proj)
+    _t44 = _t0*i_qw
+    _t45 = L_att2*h2
+    _t46 = _t9*h
+    _t47 = 4*i_diff
+    _t48 = _t0*i_sub
+    _t49 = d*d_rl
+    _t50 = _t20*h_kv
+    _t51 = 2*d_qk
+    _t52 = 2*d_I
+    _t53 = d*d_I
+    _t54 = d*h_I + d_I*h_I*r_q
+    _t55 = L*d
+    _t56 = _t0*_t55
+    _t57 = _t0*d
+    _t58 = 2*d
+    _t59 = 2*_t55
+    _t60 = n_hc**2
+    _t61 = 2*N_s
+    _t62 = G_s*_t61
+    _t63 = 2*d_in + i_m2*(H_s + _t62)
+    _t64 = R_dt + _t61
+    _t65 = 1 - i_m2
+    _t66 = _t65*d_in
+    _t67 = H_s*i_m2
+    _t68 = 2*H_k*d_lk
+    _t69 = H_v*d_lk
+    _t70 = H_v*d_lv
+    _t71 = _t69 + _t70
+    _t72 = 1 - i_cg
+    _t73 = H_v + _t70
+    _t74 = L_dn*d
+    _t75 = H_la*L_la*d_la
+    _t76 = 3*d
+    _t77 = _t75*d
+    _t78 = L_rw*d_rw
+    _t79 = _t78*d
+    _t80 = d**2
+    _t81 = d*d_gr
+    _t82 = L_gr*(_t81 + d_gr)
+    _t83 = L_gr*d_gr
+    _t84 = 2*d_gr
+    _t85 = H_ml*L_ml
+    _t86 = _t85*d*d_mk
+    _t87 = _t85*d_mv
+    _t88 = _t87*d
+    _t89 = 2*H_ml
+    _t90 = b_sc*d
+    _t91 = i_glu + 1
+    _t92 = b_ff*d_ff
+    _t93 = d*d_ff
+    _t94 = _t91*(_t92 + _t93)
+    _t95 = _t93 + b_ff*d
+    _t96 = _t48*d_ff
+    _t97 = E + E_0
+    _t98 = d*(i_glu + 2)
+    _t99 = 3*_t57
+    _t100 = _t55*p_le
+    _t101 = _t55*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -589,116 +611,120 @@ def params_components(s):
                 + i_qlora*(_t11*_t7*r_q + d*r_q)
             )
         ),
-        'attention/kv': L_att2*_t17 - L_kvs2*_t17 - _t21*_t22 + _t21*_t9,
+        'attention/kv': L_att2*_t18 - L_kvs2*_t18 - _t22*_t23 + _t22*_t9,
         'attention/o': (
-            L_att2*(_t23 + _t24*_t25*d + _t6*d_v2 + i_og*(_t25*r_o + _t26))
-            + _t9*(_t13*d_v + _t23 + _t24*_t28 + i_og*(_t26 + _t27*r_o))
+            L_att2*(_t24 + _t25*_t26*d + _t6*d_v2 + i_og*(_t26*r_o + _t27))
+            + _t9*(_t13*d_v + _t24 + _t25*_t29 + i_og*(_t27 + _t28*r_o))
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*_t32 + _t31*(_t30 + i_gh)*(_t33*r_q2 + _t34) + b_gh*h2)
-            + _t9*(_t32*_t35*_t36 + _t36*(_t35 + i_gh)*(_t33*r_q + _t34) + b_gh*h)
+            L_att2*(_t31*_t32*_t33 + _t32*(_t31 + i_gh)*(_t34*r_q2 + _t35) + b_gh*h2)
+            + _t9*(_t33*_t36*_t37 + _t37*(_t36 + i_gh)*(_t34*r_q + _t35) + b_gh*h)
         ),
-        'attention/router': L_att2*_t37 + _t37*_t9,
-        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t38),
+        'attention/router': L_att2*_t38 + _t38*_t9,
+        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t39),
         'attention/qk_norm': (
-            L_att2*(_t40 + _t43*(_t3*i_qk_proj + _t39))
-            - L_kvs2*_t40
-            - _t22*_t42
-            + _t9*(_t42 + _t43*(_t11*i_qk_proj + _t41))
+            L_att2*(_t41 + _t44*(_t3*i_qk_proj + _t40))
+            - L_kvs2*_t41
+            - _t23*_t43
+            + _t9*(_t43 + _t44*(_t11*i_qk_proj + _t42))
         ),
-        'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/sinks': _t45*i_sink2 + _t46*i_sink,
+        'attention/lambda': L_att2*_t47*d_qk2 + _t47*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t26*_t48 + _t28*_t48*_t9,
+        'attention/relative': _t45*_t49 + _t46*_t49 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
+        'attention/conv': L_att2*_t16*h_kv2*k_rc + _t50*_t9*k_rc,
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t51*m_csa + d_qk) + L_hca*_t51*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+            L_csa*(4*_t53 + _t54) + L_csa*(_t52*m_csa + d_I) + L_idx*(_t52 + _t53 + _t54)
         ),
-        'norms': _t51*n_norm - _t52*(1 - i_n0),
-        'norm_gates': _t53*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t54*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t57*b_ssm + _t57*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in),
-        'mamba/x': L_ssm*_t58*_t60,
-        'mamba/dt': L_ssm*(R_dt*_t60 + _t60 + _t61),
-        'mamba/ssm': L_ssm*(_t59*(N_s*d_in + d_in) + 2*_t61),
-        'mamba/norm': L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t56*n_norm - _t57*(1 - i_n0),
+        'norm_gates': _t58*r_ng*(L + L_moe),
+        'residual_conv': _t59*k_rc,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t60*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t63*b_ssm + _t63*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t62*i_m2 + d_in),
+        'mamba/x': L_ssm*_t64*_t66,
+        'mamba/dt': L_ssm*(R_dt*_t66 + _t66 + _t67),
+        'mamba/ssm': L_ssm*(_t65*(N_s*d_in + d_in) + 2*_t67),
+        'mamba/norm': L_ssm*(_t64*_t65*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t68*(_t62 + _t65*i_gf + _t66*_t67 + _t67),
-        'deltanet/lowrank': L_dn*i_cg*(_t53*r_g + _t65*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t62 + _t64),
-        'deltanet/gates': L_dn*(H_v*_t66 + H_v + _t63*i_cg),
+        'deltanet/in': _t74*(_t68 + _t71*i_gf + _t72*_t73 + _t73),
+        'deltanet/lowrank': L_dn*i_cg*(_t58*r_g + _t71*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t68 + _t70),
+        'deltanet/gates': L_dn*(H_v*_t72 + H_v + _t69*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t64*_t68,
-        'lightning/qkv': _t69*_t70,
-        'lightning/gate': _t71,
-        'lightning/out': _t71,
-        'lightning/norm': _t69,
-        'rwkv/key': _t73,
-        'rwkv/value': _t73,
-        'rwkv/receptance': _t73,
-        'rwkv/output': _t73,
-        'rwkv/gate': L_rw*_t74,
-        'rwkv/decay': 2*_t72,
+        'deltanet/out': _t70*_t74,
+        'lightning/qkv': _t75*_t76,
+        'lightning/gate': _t77,
+        'lightning/out': _t77,
+        'lightning/norm': _t75,
+        'rwkv/key': _t79,
+        'rwkv/value': _t79,
+        'rwkv/receptance': _t79,
+        'rwkv/output': _t79,
+        'rwkv/gate': L_rw*_t80,
+        'rwkv/decay': 2*_t78,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t76,
-        'griffin/x': _t76,
-        'griffin/conv': _t77*(k_gr + 1),
-        'griffin/gates': L_gr*(_t78*w_gr + _t78),
-        'griffin/decay': _t77,
-        'griffin/out': L_gr*(_t75 + d),
-        'mlstm/q': _t80,
-        'mlstm/k': _t80,
-        'mlstm/v': _t82,
-        'mlstm/ogate': _t82,
-        'mlstm/gates': L_ml*(_t83*d + _t83),
-        'mlstm/norm': _t81,
-        'mlstm/out': _t82,
-        'conv/in': L_sc*(3*_t74 + 3*_t84),
+        'griffin/y': _t82,
+        'griffin/x': _t82,
+        'griffin/conv': _t83*(k_gr + 1),
+        'griffin/gates': L_gr*(_t84*w_gr + _t84),
+        'griffin/decay': _t83,
+        'griffin/out': L_gr*(_t81 + d),
+        'mlstm/q': _t86,
+        'mlstm/k': _t86,
+        'mlstm/v': _t88,
+        'mlstm/ogate': _t88,
+        'mlstm/gates': L_ml*(_t89*d + _t89),
+        'mlstm/norm': _t87,
+        'mlstm/out': _t88,
+        'conv/in': L_sc*(3*_t80 + 3*_t90),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t74 + _t84),
+        'conv/out': L_sc*(_t80 + _t90),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t85*d,
-        'cross_attention/o': L_xa*_t28,
+        'cross_attention/kv': L_xa*_t50*d,
+        'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t89 + L_dw*(_t86*(2*_t87 + 2*_t88) - _t89),
-        'mlp/down': L_dense*_t90 + L_dw*_t88,
+        'mlp/up': L_dense*_t94 + L_dw*(_t91*(2*_t92 + 2*_t93) - _t94),
+        'mlp/down': L_dense*_t95 + L_dw*_t93,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
-        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t96 + L_dw*_t96,
+        'mlp/scale': L_dense*i_fos,
+        'moe/router': L_moe*(_t97*b_router + d*(E_s*i_srt + _t97) + i_rgs + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t98*d_e + b_ff*(_t91*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t98*d_s + b_ff*(_t91*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
-        'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
-        'shared_block/norms': M_sb*_t94,
-        'shared_block/projection': L_sb*_t74,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
+        'moe/norm': L_moe*(_t57*i_mn + _t99*i_bn),
+        'shared_block/attention': M_sb*(_t29 + _t39*d + _t50*_t58),
+        'shared_block/mlp': M_sb*(_t94 + _t95 + n_act),
+        'shared_block/norms': M_sb*_t99,
+        'shared_block/projection': L_sb*_t80,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t50 + 6*d) + r_sb*(_t91*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t95,
-        'per_layer_embeddings/layers': 2*_t95,
-        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
-        'altup/projections': _t74*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t96,
-        'laurel/layers': 2*_t50*r_lr,
-        'laurel/norms': _t51*i_lr,
+        'per_layer_embeddings/projection': _t100,
+        'per_layer_embeddings/layers': 2*_t100,
+        'per_layer_embeddings/norms': _t0*i_le*(_t55 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t101,
+        'altup/projections': _t80*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t101,
+        'laurel/layers': _t59*r_lr,
+        'laurel/norms': _t56*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t52*i_norm_emb,
+        'embedding/norm': _t57*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t53*d_emb*i_proj,
-        'hyper_connections/head': _t54*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t70,
-        'final_norm': _t52*i_norm_final,
+        'embedding_projection': _t58*d_emb*i_proj,
+        'hyper_connections/head': _t60*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t76,
+        'final_norm': _t57*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
+        'prediction_head': i_ph*(_t57 + _t80 + b_ph*d),
     }
 
 
@@ -708,6 +734,7 @@ def params_summary(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -728,6 +755,7 @@ def params_summary(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -771,6 +799,7 @@ def params_summary(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -790,6 +819,7 @@ def params_summary(s):
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -819,16 +849,19 @@ def params_summary(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -848,6 +881,7 @@ def params_summary(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
@@ -892,223 +926,238 @@ def params_summary(s):
     _t40 = d*(1 - i_lg)
     _t41 = _t7*i_mla
     _t42 = d_rope2 + r_kv2
-    _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t44 = (
+    _t43 = d_qk2 + d_v2
+    _t44 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t45 = (
         _t41*(d_rope2*i_krn + r_kv2)
-        + _t43*d
-        + b_qkv*(_t42*i_mla + _t43)
-        + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + _t44*d
+        + b_qkv*(_t42*i_mla + _t44)
+        + i_mla*(_t42*d + h2*r_kv2*(_t43 - d_rope2))
     )
-    _t45 = 2*d_I
-    _t46 = 2*d_qk
-    _t47 = d*d_I
-    _t48 = d*h_I + d_I*h_I*r_q
-    _t49 = d*d_ff
-    _t50 = _t49 + b_ff*d
-    _t51 = L_dn*d_lv
-    _t52 = H_v*d_lk
-    _t53 = 1 - i_cg
-    _t54 = b_ff*d_ff
-    _t55 = _t27*(_t49 + _t54)
-    _t56 = L_gr*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = _t45 + _t47 + _t48
-    _t60 = 2*H_ml
-    _t61 = _t60*d
-    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t63 = _t7*d
-    _t64 = 3*_t63
-    _t65 = _t63*i_mn + _t64*i_bn
-    _t66 = E + E_0
-    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
-    _t68 = d**2
-    _t69 = d_qk + d_v
-    _t70 = _t69*h_kv
-    _t71 = b_sc*d
-    _t72 = 2*N_s
-    _t73 = G_s*_t72
-    _t74 = 2*d_in + i_m2*(H_s + _t73)
-    _t75 = H_s*i_m2
-    _t76 = 1 - i_m2
-    _t77 = R_dt + _t72
-    _t78 = _t76*d_in
-    _t79 = 2*d
-    _t80 = _t50 + _t55 + n_act
-    _t81 = d_qk*i_qk_head
-    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
-    _t84 = _t35*d_v
-    _t85 = h*i_gate
-    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t87 = d_rope + r_kv
-    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t89 = (
+    _t46 = 2*d_I
+    _t47 = 2*d_qk
+    _t48 = d*d_I
+    _t49 = d*h_I + d_I*h_I*r_q
+    _t50 = d*d_ff
+    _t51 = _t50 + b_ff*d
+    _t52 = L_dn*d_lv
+    _t53 = H_v*d_lk
+    _t54 = 1 - i_cg
+    _t55 = b_ff*d_ff
+    _t56 = _t27*(_t50 + _t55)
+    _t57 = L_gr*d_gr
+    _t58 = d*d_gr
+    _t59 = 2*d_gr
+    _t60 = _t46 + _t48 + _t49
+    _t61 = 2*H_ml
+    _t62 = _t61*d
+    _t63 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t64 = _t7*d
+    _t65 = 3*_t64
+    _t66 = _t64*i_mn + _t65*i_bn
+    _t67 = E + E_0
+    _t68 = _t67*b_router + d*(E_s*i_srt + _t67) + i_rgs + i_rs*(E + d)
+    _t69 = d**2
+    _t70 = d_qk + d_v
+    _t71 = _t70*h_kv
+    _t72 = b_sc*d
+    _t73 = 2*N_s
+    _t74 = G_s*_t73
+    _t75 = 2*d_in + i_m2*(H_s + _t74)
+    _t76 = H_s*i_m2
+    _t77 = 1 - i_m2
+    _t78 = R_dt + _t73
+    _t79 = _t77*d_in
+    _t80 = 2*d
+    _t81 = _t51 + _t56 + n_act
+    _t82 = d_qk*i_qk_head
+    _t83 = _t7*(_t82 + d_qk*h_kv*i_qk_proj)
+    _t84 = _t34*(_t22*i_qk_proj + _t82) + _t83
+    _t85 = _t35*d_v
+    _t86 = h*i_gate
+    _t87 = _t38*_t85*_t86 + _t86*(_t85 + i_gh)*(_t39*r_q + _t40) + b_gh*h
+    _t88 = d_rope + r_kv
+    _t89 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t90 = (
         _t41*(d_rope*i_krn + r_kv)
-        + _t88*d
-        + b_qkv*(_t87*i_mla + _t88)
-        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
+        + _t89*d
+        + b_qkv*(_t88*i_mla + _t89)
+        + i_mla*(_t88*d + h*r_kv*(_t70 - d_rope))
     )
-    _t90 = L_kvs - L_kvs2
-    _t91 = L_rw*d_rw
-    _t92 = 3*d
-    _t93 = 5*d
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*L_ml*d_mv
-    _t96 = L*d
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t52 + _t98
-    _t100 = H_v + _t98
-    _t101 = b_moe*d
-    _t102 = h*i_sink
-    _t103 = i_rel*(2*_t22 + _t23)
-    _t104 = 4*i_diff
-    _t105 = 4*d
-    _t106 = _t104*d_qk
-    _t107 = E_a*_t0
-    _t108 = L*_t63
-    _t109 = _t63*n_norm
-    _t110 = _t7*i_sub
-    _t111 = _t110*d_ff
-    _t112 = _t110*_t17
-    _t113 = (
+    _t91 = L_kvs - L_kvs2
+    _t92 = L_rw*d_rw
+    _t93 = 3*d
+    _t94 = 5*d
+    _t95 = H_la*L_la*d_la
+    _t96 = H_ml*L_ml*d_mv
+    _t97 = L*d
+    _t98 = L_att2*h2
+    _t99 = 2*H_k*d_lk
+    _t100 = H_v*d_lv
+    _t101 = _t100 + _t53
+    _t102 = H_v + _t100
+    _t103 = b_moe*d
+    _t104 = h*i_sink
+    _t105 = i_rel*(2*_t22 + _t23)
+    _t106 = 2*_t97
+    _t107 = 4*i_diff
+    _t108 = 4*d
+    _t109 = _t107*d_qk
+    _t110 = E_a*_t0
+    _t111 = L*_t64
+    _t112 = _t64*n_norm
+    _t113 = d*d_rl
+    _t114 = _t7*i_sub
+    _t115 = _t114*d_ff
+    _t116 = _t113*h
+    _t117 = _t71*k_rc
+    _t118 = _t114*_t17
+    _t119 = (
         C_cen*d
-        + D_tg*_t92
-        + H_v*_t51*d
-        + L*_t109
+        + D_tg*_t93
+        + H_v*_t52*d
+        + L*_t112
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t104*d_qk2
-        + L_att2*_t107
-        + L_att2*_t110*_t4
-        + L_att2*_t44
-        + L_att2*h2*i_sink2
+        + L_att2*_t107*d_qk2
+        + L_att2*_t110
+        + L_att2*_t114*_t4
+        + L_att2*_t43*h_kv2*k_rc
+        + L_att2*_t45
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
         + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t105*d_qk
-        + L_csa*(4*_t47 + _t48)
-        + L_csa*(_t45*m_csa + d_I)
-        + L_csa*(_t46*m_csa + d_qk)
-        + L_dense*_t111
-        + L_dense*_t50
-        + L_dense*_t55
+        + L_csa*_t108*d_qk
+        + L_csa*(4*_t48 + _t49)
+        + L_csa*(_t46*m_csa + d_I)
+        + L_csa*(_t47*m_csa + d_qk)
+        + L_dense*_t115
+        + L_dense*_t51
+        + L_dense*_t56
+        + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
-        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
-        + L_dn*k_dn*(_t97 + _t98)
-        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
-        + L_dw*_t111
-        + L_dw*_t49
-        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
-        + L_gr*(_t57 + d)
-        + 2*L_gr*(_t57 + d_gr)
-        + L_gr*(_t58*w_gr + _t58)
-        + L_hca*_t46*d
+        + L_dn*d*(_t101*i_gf + _t102*_t54 + _t102 + _t99)
+        + L_dn*i_cg*(_t101*r_g + _t80*r_g)
+        + L_dn*k_dn*(_t100 + _t99)
+        + L_dn*(H_v*_t54 + H_v + _t53*i_cg)
+        + L_dw*_t115
+        + L_dw*_t50
+        + L_dw*(_t27*(2*_t50 + 2*_t55) - _t56)
+        + L_gr*(_t58 + d)
+        + 2*L_gr*(_t58 + d_gr)
+        + L_gr*(_t59*w_gr + _t59)
+        + L_hca*_t47*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t59
+        + L_idx*_t60
         - L_kvs2*_t33
-        - L_kvs2*_t44
-        + L_ml*_t61*d_mk
-        + L_ml*(_t60 + _t61)
-        + L_moe*_t101
-        + L_moe*_t62
-        + L_moe*_t65
-        + L_moe*_t67
-        + L_rw*_t68
-        + L_rw*_t93
-        + L_sb*_t68
-        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
+        - L_kvs2*_t45
+        + L_ml*_t62*d_mk
+        + L_ml*(_t61 + _t62)
+        + L_moe*_t103
+        + L_moe*_t63
+        + L_moe*_t66
+        + L_moe*_t68
+        + L_rw*_t69
+        + L_rw*_t94
+        + L_sb*_t69
+        + L_sb*(i_sba*r_sb*(_t22 + _t71 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t68 + _t71)
-        + L_sc*(3*_t68 + 3*_t71)
-        + L_ssm*_t77*_t78
-        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
-        + L_ssm*(_t74*b_ssm + _t74*d)
+        + L_sc*(_t69 + _t72)
+        + L_sc*(3*_t69 + 3*_t72)
+        + L_ssm*_t78*_t79
+        + L_ssm*(2*_t76 + _t77*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t74*i_m2 + d_in)
+        + L_ssm*(_t75*b_ssm + _t75*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t78 + _t75 + _t78)
+        + L_ssm*(_t77*_t78*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t79 + _t76 + _t79)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t70*d
+        + L_xa*_t71*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t64
-        + M_sb*_t80
-        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
-        + _t102*_t15
-        + _t103*_t15
-        + _t105*_t91
-        + _t106*_t15
-        + _t107*_t15
-        + _t108*i_au
-        + _t108*i_lr
-        + _t112*_t15
-        + _t15*_t83
-        + _t15*_t86
-        + _t15*_t89
+        + M_sb*_t65
+        + M_sb*_t81
+        + M_sb*(_t18 + _t22*_t80 + _t71*_t80)
+        + _t104*_t15
+        + _t105*_t15
+        + _t106*k_rc
+        + _t106*r_lr
+        + _t108*_t92
+        + _t109*_t15
+        + _t110*_t15
+        + _t111*i_au
+        + _t111*i_lr
+        + _t113*_t98
+        + _t116*_t15
+        + _t117*_t15
+        + _t118*_t15
+        + _t15*_t84
+        + _t15*_t87
+        + _t15*_t90
         + _t30*d
-        + _t51
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t63*i_norm_emb
-        + _t63*i_norm_final
-        - _t63*(1 - i_n0)
-        + _t68*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t96 + p_le)
-        + _t79*d_emb*i_proj
-        + _t79*r_ng*(L + L_moe)
-        - _t82*_t90
-        - _t89*_t90
-        + 2*_t91
-        + _t92*_t95
-        + _t93*_t94
-        + _t94
+        + _t52
+        + _t57*(k_gr + 1)
+        + _t57
+        + _t64*i_norm_emb
+        + _t64*i_norm_final
+        - _t64*(1 - i_n0)
+        + _t69*(-2*i_au + 2*n_au)
+        + _t7*i_le*(_t97 + p_le)
+        + _t80*d_emb*i_proj
+        + _t80*r_ng*(L + L_moe)
+        - _t83*_t91
+        - _t90*_t91
+        + 2*_t92
+        + _t93*_t96
+        + _t94*_t95
         + _t95
-        + _t96*i_au
-        + 3*_t96*p_le
-        + 2*_t96*r_lr
+        + _t96
+        + _t97*i_au
+        + 3*_t97*p_le
+        + _t98*i_sink2
         + b_oL*d
+        + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
-        + i_ph*(_t63 + _t68 + b_ph*d)
+        + i_ph*(_t64 + _t69 + b_ph*d)
         + n_hc
     )
-    _t114 = (
+    _t120 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t113
+        + _t119
         + _t15*_t20
         + _t15*_t25
     )
-    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
+    _t121 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t122 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t121
     return {
-        'total': _t114 + _t116,
-        'embedding': _t115,
-        'non_embedding': _t114,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
+        'total': _t120 + _t122,
+        'embedding': _t121,
+        'non_embedding': _t120,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t119 + _t122 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t64
-            + 2*M*_t68
+            M*_t65
+            + 2*M*_t69
             + M*(
-                _t102
-                + _t103
-                + _t106
-                + _t107
+                _t104
+                + _t105
                 + _t109
+                + _t110
                 + _t112
+                + _t116
+                + _t117
+                + _t118
                 + _t20
                 + _t25
-                + _t59*i_dsa
-                + _t83
-                + _t86
-                + _t89
-                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
-                + (1 - i_moe)*(_t111 + _t80)
+                + _t60*i_dsa
+                + _t84
+                + _t87
+                + _t90
+                + i_moe*(_t103 + _t29 + _t63 + _t66 + _t68)
+                + (1 - i_moe)*(_t115 + _t81 + i_fos)
             )
         ),
     }
@@ -1120,6 +1169,7 @@ def flops_forward_components(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1130,6 +1180,8 @@ def flops_forward_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -1140,6 +1192,8 @@ def flops_forward_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -1165,6 +1219,7 @@ def flops_forward_components(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1198,9 +1253,11 @@ def flops_forward_components(s):
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_au = s['n_au']
@@ -1215,151 +1272,168 @@ def flops_forward_components(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = d_qk2*h2
     _t1 = d*(1 - i_qlora)
     _t2 = i_lg + 1
     _t3 = 2*L_att2
     _t4 = d_qk*h
-    _t5 = 2*L_att - 2*L_att2
-    _t6 = d*(1 - i_mla)
-    _t7 = (
-        _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t5 = -L_att2
+    _t6 = L_att + _t5
+    _t7 = 2*_t6
+    _t8 = d_qk2 + d_v2
+    _t9 = d*(1 - i_mla)
+    _t10 = (
+        _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t8 - d_rope2))
     )
-    _t8 = d_qk + d_v
-    _t9 = _t6*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t8 - d_rope))
-    _t10 = 1 - i_og
-    _t11 = d_v2*h2
-    _t12 = d*g_o*r_o
-    _t13 = d_v*h
-    _t14 = _t13*d
-    _t15 = 1 - i_gh
-    _t16 = 2*i_lg
-    _t17 = d*(1 - i_lg)
-    _t18 = E_a*d*i_moa
-    _t19 = d*d_I
-    _t20 = d*h_I + d_I*h_I*r_q
-    _t21 = d*d_qk
-    _t22 = 2*d_in
-    _t23 = 2*N_s
-    _t24 = G_s*_t23
-    _t25 = 2*d
-    _t26 = L_ssm*_t22
-    _t27 = _t26*(1 - i_m2)
-    _t28 = 2*H_k*d_lk
-    _t29 = H_v*d_lv
-    _t30 = H_v*d_lk + _t29
-    _t31 = H_v + _t29
-    _t32 = L_dn*_t25
-    _t33 = 2*L_dn
-    _t34 = 6*d
-    _t35 = H_la*L_la
-    _t36 = _t35*d_la
-    _t37 = _t25*_t36
-    _t38 = L_rw*d_rw
-    _t39 = _t25*_t38
-    _t40 = d**2
-    _t41 = 2*_t40
-    _t42 = L_gr*d_gr
-    _t43 = _t25*_t42
-    _t44 = H_ml*L_ml
-    _t45 = _t25*_t44
-    _t46 = _t45*d_mk
-    _t47 = _t45*d_mv
-    _t48 = 4*d
-    _t49 = _t25*_t4
-    _t50 = L_xa*i_img
-    _t51 = i_glu + 2
-    _t52 = _t25*_t51*d_ff
-    _t53 = 2*L_moe
-    _t54 = _t53*d
-    _t55 = n_hc**2
-    _t56 = _t55*i_hcm
-    _t57 = 2*L
-    _t58 = _t8*h_kv
-    _t59 = 2*L_sb
-    _t60 = L*_t48
-    _t61 = n_au**2
-    _t62 = 2*d_emb
+    _t11 = d_qk + d_v
+    _t12 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t11 - d_rope))
+    _t13 = 1 - i_og
+    _t14 = d_v2*h2
+    _t15 = d*g_o*r_o
+    _t16 = d_v*h
+    _t17 = _t16*d
+    _t18 = 1 - i_gh
+    _t19 = 2*i_lg
+    _t20 = d*(1 - i_lg)
+    _t21 = _t3*d
+    _t22 = E_a*i_moa
+    _t23 = _t7*d
+    _t24 = L_chk2 + L_loc2
+    _t25 = _t11*h_kv
+    _t26 = d*d_I
+    _t27 = d*h_I + d_I*h_I*r_q
+    _t28 = d*d_qk
+    _t29 = 2*d_in
+    _t30 = 2*N_s
+    _t31 = G_s*_t30
+    _t32 = 2*d
+    _t33 = L_ssm*_t29
+    _t34 = _t33*(1 - i_m2)
+    _t35 = 2*H_k*d_lk
+    _t36 = H_v*d_lv
+    _t37 = H_v*d_lk + _t36
+    _t38 = H_v + _t36
+    _t39 = L_dn*_t32
+    _t40 = 2*L_dn
+    _t41 = 6*d
+    _t42 = H_la*L_la
+    _t43 = _t42*d_la
+    _t44 = _t32*_t43
+    _t45 = L_rw*d_rw
+    _t46 = _t32*_t45
+    _t47 = d**2
+    _t48 = 2*_t47
+    _t49 = L_gr*d_gr
+    _t50 = _t32*_t49
+    _t51 = H_ml*L_ml
+    _t52 = _t32*_t51
+    _t53 = _t52*d_mk
+    _t54 = _t52*d_mv
+    _t55 = 4*d
+    _t56 = L*_t55
+    _t57 = _t32*_t4
+    _t58 = L_xa*i_img
+    _t59 = i_glu + 2
+    _t60 = _t32*_t59*d_ff
+    _t61 = 2*L_moe
+    _t62 = _t61*d
+    _t63 = n_hc**2
+    _t64 = _t63*i_hcm
+    _t65 = 2*L
+    _t66 = 2*L_sb
+    _t67 = n_au**2
+    _t68 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
-            + _t5*(_t1*_t4 + i_qlora*(_t2*_t4*r_q + d*r_q))
+            + _t7*(_t1*_t4 + i_qlora*(_t2*_t4*r_q + d*r_q))
         ),
-        'attention/kv': -2*L_kvs2*_t7 + _t3*_t7 + _t5*_t9 - 2*_t9*(L_kvs - L_kvs2),
+        'attention/kv': -2*L_kvs2*_t10 + _t10*_t3 + _t12*_t7 - 2*_t12*(L_kvs - L_kvs2),
         'attention/o': (
-            _t3*(_t10*_t11*d + i_og*(_t11*r_o + _t12)) + _t5*(_t10*_t14 + i_og*(_t12 + _t13*r_o))
+            _t3*(_t13*_t14*d + i_og*(_t14*r_o + _t15)) + _t7*(_t13*_t17 + i_og*(_t15 + _t16*r_o))
         ),
         'attention/gate': (
-            _t3*h2*i_gate*(_t15*d_v2 + i_gh)*(_t16*r_q2 + _t17)
-            + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
+            _t3*h2*i_gate*(_t18*d_v2 + i_gh)*(_t19*r_q2 + _t20)
+            + _t7*h*i_gate*(_t18*d_v + i_gh)*(_t19*r_q + _t20)
         ),
-        'attention/router': _t18*_t3 + _t18*_t5,
-        'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
-        'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
-        'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
-        'mamba/x': _t27*(R_dt + _t23),
-        'mamba/dt': R_dt*_t27,
-        'mamba/out': _t26*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t24*i_m2 + d_in),
+        'attention/router': _t21*_t22 + _t22*_t23,
+        'attention/relative': (
+            _t21*d_rl*h2
+            + _t23*d_rl*h
+            + 2*d_rl*(
+                h*(E_rl*(-L_chk - L_loc + _t24 + _t6) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t24 - _t5) + L_loc2*w)
+            )
+        ),
+        'attention/conv': _t25*_t7*k_rc + _t3*_t8*h_kv2*k_rc,
+        'attention/indexer': 2*L_csa*(4*_t26 + _t27) + 2*L_idx*(_t26 + _t27),
+        'attention/compressor': 8*L_csa*_t28 + 4*L_hca*_t28,
+        'mamba/in': L_ssm*_t32*(_t29 + i_m2*(H_s + _t31)),
+        'mamba/x': _t34*(R_dt + _t30),
+        'mamba/dt': R_dt*_t34,
+        'mamba/out': _t33*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t31*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t32*(_t28 + _t30*i_gf + _t31*(1 - i_cg) + _t31),
-        'deltanet/lowrank': _t33*i_cg*(_t25*r_g + _t30*r_g),
-        'deltanet/out': _t29*_t32,
-        'deltanet/conv': _t33*k_dn*(_t28 + _t29),
-        'deltanet/scan': 7*L_dn*_t29*d_lk,
-        'lightning/qkv': _t34*_t36,
-        'lightning/gate': _t37,
-        'lightning/out': _t37,
-        'lightning/scan': 5*_t35*d_la**2,
-        'rwkv/key': _t39,
-        'rwkv/value': _t39,
-        'rwkv/receptance': _t39,
-        'rwkv/output': _t39,
-        'rwkv/gate': L_rw*_t41,
-        'rwkv/scan': 9*_t38,
-        'griffin/y': _t43,
-        'griffin/x': _t43,
-        'griffin/gates': 4*_t42*w_gr,
-        'griffin/out': _t43,
-        'griffin/conv': 2*_t42*k_gr,
-        'griffin/scan': 3*_t42,
-        'mlstm/q': _t46,
-        'mlstm/k': _t46,
-        'mlstm/v': _t47,
-        'mlstm/ogate': _t47,
-        'mlstm/gates': _t44*_t48,
-        'mlstm/out': _t47,
-        'mlstm/scan': 5*_t44*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t40,
-        'conv/out': L_sc*_t41,
-        'conv/conv': L_sc*_t25*k_sc,
-        'cross_attention/q': _t49*_t50,
-        'cross_attention/o': _t13*_t25*_t50,
-        'mlp': L_dense*_t52 + L_dw*_t52 - L_xa*_t52*(1 - i_img),
-        'moe/router': _t54*(E + E_0),
-        'moe/experts': _t51*_t54*d_e*k,
-        'moe/shared': _t53*(E_s*_t51*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t57*(_t25*_t56 + d*n_hc*(2*_t56 + 4*n_hc)),
-        'hyper_connections/head': _t25*_t55,
-        'shared_block/attention': _t59*(_t14 + _t25*_t58 + _t49),
-        'shared_block/mlp': L_sb*_t52,
-        'shared_block/projection': L_sb*_t41,
-        'shared_block/adapters': _t59*(
-            i_sba*r_sb*(_t34 + _t4 + _t58) + r_sb*(d + d_ff*(i_glu + 1))
+        'deltanet/in': _t39*(_t35 + _t37*i_gf + _t38*(1 - i_cg) + _t38),
+        'deltanet/lowrank': _t40*i_cg*(_t32*r_g + _t37*r_g),
+        'deltanet/out': _t36*_t39,
+        'deltanet/conv': _t40*k_dn*(_t35 + _t36),
+        'deltanet/scan': 7*L_dn*_t36*d_lk,
+        'lightning/qkv': _t41*_t43,
+        'lightning/gate': _t44,
+        'lightning/out': _t44,
+        'lightning/scan': 5*_t42*d_la**2,
+        'rwkv/key': _t46,
+        'rwkv/value': _t46,
+        'rwkv/receptance': _t46,
+        'rwkv/output': _t46,
+        'rwkv/gate': L_rw*_t48,
+        'rwkv/scan': 9*_t45,
+        'griffin/y': _t50,
+        'griffin/x': _t50,
+        'griffin/gates': 4*_t49*w_gr,
+        'griffin/out': _t50,
+        'griffin/conv': 2*_t49*k_gr,
+        'griffin/scan': 3*_t49,
+        'mlstm/q': _t53,
+        'mlstm/k': _t53,
+        'mlstm/v': _t54,
+        'mlstm/ogate': _t54,
+        'mlstm/gates': _t51*_t55,
+        'mlstm/out': _t54,
+        'mlstm/scan': 5*_t51*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t47,
+        'conv/out': L_sc*_t48,
+        'conv/conv': L_sc*_t32*k_sc,
+        'residual_conv': _t56*k_rc,
+        'cross_attention/q': _t57*_t58,
+        'cross_attention/o': _t16*_t32*_t58,
+        'mlp': L_dense*_t60 + L_dw*_t60 - L_xa*_t60*(1 - i_img),
+        'moe/router': _t62*(E + E_0 + E_s*i_srt),
+        'moe/experts': _t59*_t62*d_e*k,
+        'moe/shared': _t61*(E_s*_t59*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t65*(_t32*_t64 + d*n_hc*(2*_t64 + 4*n_hc)),
+        'hyper_connections/head': _t32*_t63,
+        'shared_block/attention': _t66*(_t17 + _t25*_t32 + _t57),
+        'shared_block/mlp': L_sb*_t60,
+        'shared_block/projection': L_sb*_t48,
+        'shared_block/adapters': _t66*(
+            i_sba*r_sb*(_t25 + _t4 + _t41) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t57*d*p_le,
-        'per_layer_embeddings/layers': _t60*p_le,
-        'altup/layers': _t57*(_t61*d + _t61 + 2*d*n_au + n_au**3),
-        'altup/projections': _t41*(-2*i_au + 2*n_au),
-        'laurel/layers': _t60*r_lr,
-        'norm_gates': _t25*r_ng*(_t53 + _t57),
-        'embedding_projection': _t48*d_emb*i_proj,
-        'drafter/projections': D_tg*_t34,
-        'centroid_head': C_cen*_t25,
-        'lm_head': V_cen*_t62 + V_o*_t62*(1 - i_cen),
-        'prediction_head': _t41*i_ph,
+        'per_layer_embeddings/projection': _t65*d*p_le,
+        'per_layer_embeddings/layers': _t56*p_le,
+        'altup/layers': _t65*(_t67*d + _t67 + 2*d*n_au + n_au**3),
+        'altup/projections': _t48*(-2*i_au + 2*n_au),
+        'laurel/layers': _t56*r_lr,
+        'norm_gates': _t32*r_ng*(_t61 + _t65),
+        'embedding_projection': _t55*d_emb*i_proj,
+        'drafter/projections': D_tg*_t41,
+        'centroid_head': C_cen*_t32,
+        'lm_head': V_cen*_t68 + V_o*_t68*(1 - i_cen),
+        'prediction_head': _t48*i_ph,
     }
 
 
@@ -1369,6 +1443,7 @@ def flops(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1422,6 +1497,7 @@ def flops(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1459,9 +1535,11 @@ def flops(s):
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -1488,131 +1566,146 @@ def flops(s):
     _t5 = 4*d
     _t6 = H_ml*L_ml
     _t7 = _t5*_t6
-    _t8 = 8*d
-    _t9 = 2*d_in
-    _t10 = L_ssm*_t9
-    _t11 = d**2
-    _t12 = 2*_t11
-    _t13 = n_hc**2
-    _t14 = E_a*_t0*i_moa
-    _t15 = H_la*L_la
-    _t16 = H_v*d_lv
-    _t17 = L_dn*_t0
-    _t18 = 2*L_moe
-    _t19 = d_qk*h
-    _t20 = _t0*_t19
-    _t21 = L_xa*i_img
-    _t22 = d_v*h
-    _t23 = i_glu + 2
-    _t24 = _t0*_t23*d_ff
-    _t25 = _t23*d
-    _t26 = L_att - L_att2
-    _t27 = _t10*(1 - i_m2)
-    _t28 = 2*N_s
-    _t29 = G_s*_t28
-    _t30 = 2*L
-    _t31 = 2*H_k*d_lk
-    _t32 = 2*L_dn
-    _t33 = d*d_I
-    _t34 = d*h_I + d_I*h_I*r_q
-    _t35 = H_v*d_lk + _t16
-    _t36 = n_au**2
-    _t37 = _t22*d
-    _t38 = d_qk + d_v
-    _t39 = _t38*h_kv
-    _t40 = _t0*_t39
-    _t41 = 2*L_sb
-    _t42 = _t13*i_hcm
-    _t43 = 1 - i_og
-    _t44 = d_v2*h2
-    _t45 = d*g_o*r_o
-    _t46 = 2*L_att2
-    _t47 = d_qk2*h2
-    _t48 = d*(1 - i_qlora)
-    _t49 = i_lg + 1
-    _t50 = 1 - i_gh
-    _t51 = 2*i_lg
-    _t52 = d*(1 - i_lg)
-    _t53 = 2*_t26
-    _t54 = H_v + _t16
-    _t55 = d*(1 - i_mla)
-    _t56 = (
-        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t8 = L*_t5
+    _t9 = 8*d
+    _t10 = 2*d_in
+    _t11 = L_ssm*_t10
+    _t12 = d**2
+    _t13 = 2*_t12
+    _t14 = n_hc**2
+    _t15 = L_att2*_t0
+    _t16 = E_a*i_moa
+    _t17 = H_la*L_la
+    _t18 = H_v*d_lv
+    _t19 = L_dn*_t0
+    _t20 = d_qk*h
+    _t21 = _t0*_t20
+    _t22 = L_xa*i_img
+    _t23 = d_v*h
+    _t24 = d_qk2 + d_v2
+    _t25 = 2*L_att2
+    _t26 = i_glu + 2
+    _t27 = _t0*_t26*d_ff
+    _t28 = 2*L_moe
+    _t29 = _t26*d
+    _t30 = -L_att2
+    _t31 = L_att + _t30
+    _t32 = _t0*_t31
+    _t33 = _t11*(1 - i_m2)
+    _t34 = 2*N_s
+    _t35 = G_s*_t34
+    _t36 = 2*L
+    _t37 = 2*H_k*d_lk
+    _t38 = 2*L_dn
+    _t39 = d_qk + d_v
+    _t40 = _t39*h_kv
+    _t41 = 2*_t31
+    _t42 = d*d_I
+    _t43 = d*h_I + d_I*h_I*r_q
+    _t44 = H_v*d_lk + _t18
+    _t45 = n_au**2
+    _t46 = _t23*d
+    _t47 = _t0*_t40
+    _t48 = 2*L_sb
+    _t49 = _t14*i_hcm
+    _t50 = 1 - i_og
+    _t51 = d_v2*h2
+    _t52 = d*g_o*r_o
+    _t53 = d_qk2*h2
+    _t54 = d*(1 - i_qlora)
+    _t55 = i_lg + 1
+    _t56 = 1 - i_gh
+    _t57 = 2*i_lg
+    _t58 = d*(1 - i_lg)
+    _t59 = H_v + _t18
+    _t60 = d*(1 - i_mla)
+    _t61 = (
+        2*_t60*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t24 - d_rope2))
     )
-    _t57 = (
-        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t38 - d_rope))
+    _t62 = (
+        2*_t60*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
     )
-    _t58 = L_xa*T_img
+    _t63 = L_chk2 + L_loc2
+    _t64 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
             + L*_t1*p_le
-            + L*_t5*r_lr
-            + L_att2*_t14
-            + L_att2*_t56
-            + L_csa*_t8*d_qk
-            + 2*L_csa*(4*_t33 + _t34)
-            + L_dense*_t24
-            + 7*L_dn*_t16*d_lk
-            + L_dw*_t24
+            + L_att2*_t61
+            + L_csa*_t9*d_qk
+            + 2*L_csa*(4*_t42 + _t43)
+            + L_dense*_t27
+            + 7*L_dn*_t18*d_lk
+            + L_dw*_t27
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t33 + _t34)
-            - L_kvs2*_t56
-            + L_rw*_t12
-            + L_sb*_t12
-            + L_sb*_t24
+            + 2*L_idx*(_t42 + _t43)
+            - L_kvs2*_t61
+            + L_rw*_t13
+            + L_sb*_t13
+            + L_sb*_t27
             + L_sc*_t0*k_sc
-            + 8*L_sc*_t11
+            + 8*L_sc*_t12
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t29))
-            + 2*L_ssm*k_s*(_t29*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
-            + R_dt*_t27
+            + L_ssm*_t0*(_t10 + i_m2*(H_s + _t35))
+            + 2*L_ssm*k_s*(_t35*i_m2 + d_in)
+            - L_xa*_t27*(1 - i_img)
+            + R_dt*_t33
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
-            + _t0*_t13
-            + _t0*_t21*_t22
-            + _t0*r_ng*(_t18 + _t30)
+            + _t0*_t14
+            + _t0*_t22*_t23
+            + _t0*r_ng*(_t28 + _t36)
             + _t1*_t2
             + _t1*_t6*d_mv
-            + _t10*d
-            + _t12*i_ph
-            + _t12*(-2*i_au + 2*n_au)
-            + _t14*_t26
-            + 10*_t15*d*d_la
-            + 5*_t15*d_la**2
-            + _t16*_t17
-            + _t17*(_t31 + _t35*i_gf + _t54*(1 - i_cg) + _t54)
-            + _t18*_t25*d_e*k
-            + _t18*d*(E + E_0)
-            + _t18*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t11*d
+            + _t13*i_ph
+            + _t13*(-2*i_au + 2*n_au)
+            + _t15*_t16
+            + _t15*d_rl*h2
+            + _t16*_t32
+            + 10*_t17*d*d_la
+            + 5*_t17*d_la**2
+            + _t18*_t19
+            + _t19*(_t37 + _t44*i_gf + _t59*(1 - i_cg) + _t59)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t20*_t21
-            + _t26*_t57
-            + _t27*(R_dt + _t28)
-            + _t3*_t8
+            + _t21*_t22
+            + _t24*_t25*h_kv2*k_rc
+            + _t25*h2*i_gate*(_t56*d_v2 + i_gh)*(_t57*r_q2 + _t58)
+            + _t25*(_t53*_t54 + i_qlora*(_t53*_t55*r_q2 + d*r_q2))
+            + _t25*(_t50*_t51*d + i_og*(_t51*r_o + _t52))
+            + _t28*_t29*d_e*k
+            + _t28*d*(E + E_0 + E_s*i_srt)
+            + _t28*(E_s*_t29*d_s + d*i_shared_gate)
+            + _t3*_t9
             + 9*_t3
-            + _t30*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
-            + _t30*(_t36*d + _t36 + 2*d*n_au + n_au**3)
-            + _t32*i_cg*(_t0*r_g + _t35*r_g)
-            + _t32*k_dn*(_t16 + _t31)
-            + _t41*(i_sba*r_sb*(_t1 + _t19 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t41*(_t20 + _t37 + _t40)
-            + _t46*h2*i_gate*(_t50*d_v2 + i_gh)*(_t51*r_q2 + _t52)
-            + _t46*(_t47*_t48 + i_qlora*(_t47*_t49*r_q2 + d*r_q2))
-            + _t46*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
+            + _t31*_t62
+            + _t32*d_rl*h
+            + _t33*(R_dt + _t34)
+            + _t36*(_t0*_t49 + d*n_hc*(2*_t49 + 4*n_hc))
+            + _t36*(_t45*d + _t45 + 2*d*n_au + n_au**3)
+            + _t38*i_cg*(_t0*r_g + _t44*r_g)
+            + _t38*k_dn*(_t18 + _t37)
+            + _t40*_t41*k_rc
+            + _t41*h*i_gate*(_t56*d_v + i_gh)*(_t57*r_q + _t58)
+            + _t41*(_t20*_t54 + i_qlora*(_t20*_t55*r_q + d*r_q))
+            + _t41*(_t46*_t50 + i_og*(_t23*r_o + _t52))
+            + _t48*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t48*(_t21 + _t46 + _t47)
             + _t5*d_emb*i_proj
-            + _t53*h*i_gate*(_t50*d_v + i_gh)*(_t51*r_q + _t52)
-            + _t53*(_t19*_t48 + i_qlora*(_t19*_t49*r_q + d*r_q))
-            + _t53*(_t37*_t43 + i_og*(_t22*r_o + _t45))
-            - _t57*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
+            - _t62*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
+            + _t8*k_rc
+            + _t8*r_lr
+            + 2*d_rl*(
+                h*(E_rl*(-L_chk - L_loc + _t31 + _t63) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t30 - _t63) + L_loc2*w)
+            )
         ),
         'attention_per_sequence': (
             L_csa*(
@@ -1704,8 +1797,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t40*_t58,
-        'cross_scores_per_sequence': 2*T*_t38*_t58*h,
+        'image_kv_per_sequence': _t47*_t64,
+        'cross_scores_per_sequence': 2*T*_t39*_t64*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -1737,6 +1830,7 @@ def rules_train_per_token(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1757,6 +1851,7 @@ def rules_train_per_token(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -1800,6 +1895,7 @@ def rules_train_per_token(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1818,6 +1914,7 @@ def rules_train_per_token(s):
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -1846,16 +1943,19 @@ def rules_train_per_token(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -1875,6 +1975,7 @@ def rules_train_per_token(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
@@ -1882,242 +1983,253 @@ def rules_train_per_token(s):
     _t3 = b_norm + g_norm
     _t4 = _t3*i_mla
     _t5 = d_rope2 + r_kv2
-    _t6 = 1 - i_mla
-    _t7 = _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t8 = (
+    _t6 = d_qk2 + d_v2
+    _t7 = 1 - i_mla
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t9 = (
         6*_t4*(d_rope2*i_krn + r_kv2)
-        + 6*_t7*d
-        + 6*b_qkv*(_t5*i_mla + _t7)
-        + 6*i_mla*(_t5*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + 6*_t8*d
+        + 6*b_qkv*(_t5*i_mla + _t8)
+        + 6*i_mla*(_t5*d + h2*r_kv2*(_t6 - d_rope2))
     )
-    _t9 = L_kvs - L_kvs2
-    _t10 = d_rope + r_kv
-    _t11 = d_qk + d_v
-    _t12 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t13 = (
-        6*_t12*d
+    _t10 = L_kvs - L_kvs2
+    _t11 = d_rope + r_kv
+    _t12 = d_qk + d_v
+    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = (
+        6*_t13*d
         + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t10*i_mla + _t12)
-        + 6*i_mla*(_t10*d + h*r_kv*(_t11 - d_rope))
+        + 6*b_qkv*(_t11*i_mla + _t13)
+        + 6*i_mla*(_t11*d + h*r_kv*(_t12 - d_rope))
     )
-    _t14 = n_hc**2
-    _t15 = d_qk2*i_qk_head
-    _t16 = d_qk2*i_qk_proj
-    _t17 = _t3*(_t15 + _t16*h_kv2)
-    _t18 = _t3*i_qw
-    _t19 = 6*L_att2
-    _t20 = 1 - i_gh
-    _t21 = _t20*d_v2
-    _t22 = h2*i_gate
-    _t23 = _t6*b_qkv*(1 - b_gh)
-    _t24 = 2*i_lg
-    _t25 = d*(1 - i_lg)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = i_qlora*r_q2
-    _t31 = 1 - i_qlora
-    _t32 = d_qk2*h2
-    _t33 = _t32*d
-    _t34 = i_lg + 1
-    _t35 = 2*d_I
-    _t36 = 6*L_csa
-    _t37 = d*d_I
-    _t38 = d*h_I + d_I*h_I*r_q
-    _t39 = 6*L_dense
-    _t40 = d*d_ff
-    _t41 = _t40 + b_ff*d
-    _t42 = 6*L_dn
-    _t43 = H_v*d_lk
-    _t44 = 1 - i_cg
-    _t45 = i_glu + 1
-    _t46 = b_ff*d_ff
-    _t47 = _t45*(_t40 + _t46)
-    _t48 = 6*L_dw
-    _t49 = 6*L_gr
-    _t50 = _t49*d_gr
-    _t51 = d*d_gr
-    _t52 = 2*d_gr
-    _t53 = 2*H_ml
-    _t54 = 6*L_ml
-    _t55 = d*(i_glu + 2)
-    _t56 = 6*L_moe
-    _t57 = _t3*d
-    _t58 = E + E_0
-    _t59 = d**2
-    _t60 = 6*_t59
-    _t61 = d_qk*h
-    _t62 = _t11*h_kv
-    _t63 = b_sc*d
-    _t64 = 6*L_sc
-    _t65 = 6*L_ssm
-    _t66 = 2*N_s
-    _t67 = G_s*_t66
-    _t68 = 2*d_in + i_m2*(H_s + _t67)
-    _t69 = H_s*i_m2
-    _t70 = 1 - i_m2
-    _t71 = R_dt + _t66
-    _t72 = _t70*d_in
-    _t73 = d_v*h
-    _t74 = _t73*d
-    _t75 = 2*d
-    _t76 = 6*M_sb
-    _t77 = 6*h
-    _t78 = d_qk*i_qk_head
-    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
-    _t80 = L_att - L_att2
-    _t81 = 6*_t80
-    _t82 = _t20*d_v
-    _t83 = h*i_gate
-    _t84 = i_qlora*r_q
-    _t85 = _t61*d
-    _t86 = L_rw*d_rw
-    _t87 = 18*d
-    _t88 = 30*d
-    _t89 = _t0*_t3
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*d_mv
-    _t92 = L*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t43 + _t94
-    _t96 = H_v + _t94
-    _t97 = L_dn*_t0
-    _t98 = L*d
-    _t99 = 12*d
-    _t100 = 24*i_diff
-    _t101 = 24*d
-    _t102 = E_a*_t0*i_moa
-    _t103 = L*_t89
-    _t104 = _t3*i_sub
-    _t105 = _t104*d_ff
-    _t106 = L_xa*_t0
-    _t107 = (
+    _t15 = n_hc**2
+    _t16 = d_qk2*i_qk_head
+    _t17 = d_qk2*i_qk_proj
+    _t18 = _t3*(_t16 + _t17*h_kv2)
+    _t19 = _t3*i_qw
+    _t20 = 6*L_att2
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = h2*i_gate
+    _t24 = _t7*b_qkv*(1 - b_gh)
+    _t25 = 2*i_lg
+    _t26 = d*(1 - i_lg)
+    _t27 = b_o*d
+    _t28 = 1 - i_og
+    _t29 = d_v2*h2
+    _t30 = d*g_o*r_o
+    _t31 = i_qlora*r_q2
+    _t32 = 1 - i_qlora
+    _t33 = d_qk2*h2
+    _t34 = _t33*d
+    _t35 = i_lg + 1
+    _t36 = 2*d_I
+    _t37 = 6*L_csa
+    _t38 = d*d_I
+    _t39 = d*h_I + d_I*h_I*r_q
+    _t40 = 6*L_dense
+    _t41 = d*d_ff
+    _t42 = _t41 + b_ff*d
+    _t43 = 6*L_dn
+    _t44 = H_v*d_lk
+    _t45 = 1 - i_cg
+    _t46 = i_glu + 1
+    _t47 = b_ff*d_ff
+    _t48 = _t46*(_t41 + _t47)
+    _t49 = 6*L_dw
+    _t50 = 6*L_gr
+    _t51 = _t50*d_gr
+    _t52 = d*d_gr
+    _t53 = 2*d_gr
+    _t54 = 2*H_ml
+    _t55 = 6*L_ml
+    _t56 = d*(i_glu + 2)
+    _t57 = 6*L_moe
+    _t58 = _t3*d
+    _t59 = E + E_0
+    _t60 = d**2
+    _t61 = 6*_t60
+    _t62 = d_qk*h
+    _t63 = _t12*h_kv
+    _t64 = b_sc*d
+    _t65 = 6*L_sc
+    _t66 = 6*L_ssm
+    _t67 = 2*N_s
+    _t68 = G_s*_t67
+    _t69 = 2*d_in + i_m2*(H_s + _t68)
+    _t70 = H_s*i_m2
+    _t71 = 1 - i_m2
+    _t72 = R_dt + _t67
+    _t73 = _t71*d_in
+    _t74 = d_v*h
+    _t75 = _t74*d
+    _t76 = 2*d
+    _t77 = 6*M_sb
+    _t78 = 6*h
+    _t79 = d_qk*i_qk_head
+    _t80 = _t3*(_t79 + d_qk*h_kv*i_qk_proj)
+    _t81 = L_att - L_att2
+    _t82 = 6*_t81
+    _t83 = _t21*d_v
+    _t84 = h*i_gate
+    _t85 = i_qlora*r_q
+    _t86 = _t62*d
+    _t87 = L_rw*d_rw
+    _t88 = 18*d
+    _t89 = 30*d
+    _t90 = _t0*_t3
+    _t91 = H_la*L_la*d_la
+    _t92 = H_ml*d_mv
+    _t93 = L*i_au
+    _t94 = 2*H_k*d_lk
+    _t95 = H_v*d_lv
+    _t96 = _t44 + _t95
+    _t97 = H_v + _t95
+    _t98 = L_dn*_t0
+    _t99 = L*d
+    _t100 = 12*_t99
+    _t101 = 12*d
+    _t102 = 24*i_diff
+    _t103 = 24*d
+    _t104 = L_att2*_t0
+    _t105 = E_a*i_moa
+    _t106 = _t0*_t81
+    _t107 = L*_t90
+    _t108 = _t3*i_sub
+    _t109 = _t108*d_ff
+    _t110 = L_xa*_t0
+    _t111 = (
         C_cen*_t0
-        + D_tg*_t87
-        + H_ml*L_ml*_t99*d_mk
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
-        + L_att2*_t8
-        + L_csa*_t101*d_qk
-        + 12*L_gr*(_t51 + d_gr)
-        + L_hca*_t99*d_qk
+        + D_tg*_t88
+        + H_ml*L_ml*_t101*d_mk
+        + L_att2*_t102*d_qk2
+        + L_att2*_t9
+        + L_csa*_t103*d_qk
+        + 12*L_gr*(_t52 + d_gr)
+        + L_hca*_t101*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t35 + _t37 + _t38)
-        - 6*L_kvs2*_t17
-        - L_kvs2*_t8
-        + L_ml*_t87*_t91
+        + 6*L_idx*(_t36 + _t38 + _t39)
+        - 6*L_kvs2*_t18
+        - L_kvs2*_t9
+        + L_ml*_t88*_t92
         + L_moe*_t0*b_moe
-        + L_rw*_t60
-        + L_rw*_t88
-        + L_sb*_t60
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
+        + L_rw*_t61
+        + L_rw*_t89
+        + L_sb*_t61
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t62 + _t63) + r_sb*(_t46*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t57
-        + _t0*_t14
-        + _t0*_t92
+        + 18*M_sb*_t58
+        + _t0*_t15
+        + _t0*_t93
         + _t0*b_oL
-        + _t100*_t80*d_qk
-        + _t101*_t86
-        + _t102*_t80
-        + _t103*i_lr
-        + _t103*n_norm
-        + _t104*_t19*_t28
-        + _t104*_t73*_t81
-        + _t105*_t39
-        + _t105*_t48
-        + _t106*_t61
-        + _t106*_t62
-        + _t106*_t73
-        + _t13*_t80
-        - _t13*_t9
-        + _t19*h2*i_sink2
-        + _t19*i_rel*(2*_t32 + _t33)
-        + _t19*(_t17 + _t18*(_t15 + _t16*h2))
-        + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
-        + _t19*(
-            _t3*_t30
-            + _t31*_t33
-            + b_qkv*(_t30*i_mla + _t32*_t6)
-            + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
-        )
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        - _t10*_t14
+        - 6*_t10*_t80
+        + _t100*k_rc
+        + _t100*r_lr
+        + _t101*d_emb*i_proj
+        + _t101*r_ng*(L + L_moe)
+        + _t102*_t81*d_qk
+        + _t103*_t87
+        + _t104*_t105
+        + _t104*d_rl*h2
+        + _t105*_t106
+        + _t106*d_rl*h
+        + _t107*i_lr
+        + _t107*n_norm
+        + _t108*_t20*_t29
+        + _t108*_t74*_t82
+        + _t109*_t40
+        + _t109*_t49
+        + _t110*_t62
+        + _t110*_t63
+        + _t110*_t74
+        + _t14*_t81
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t98 + p_le)
-        + _t36*(4*_t37 + _t38)
-        + _t36*(_t35*m_csa + d_I)
-        + _t36*(2*d_qk*m_csa + d_qk)
-        + _t39*_t41
-        + _t39*_t47
-        + _t39*n_act
-        + _t40*_t48
-        + _t42*d_lv
-        + _t42*i_cg*(_t75*r_g + _t95*r_g)
-        + _t42*k_dn*(_t93 + _t94)
-        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
-        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
-        + _t49*(_t51 + d)
-        + _t49*(_t52*w_gr + _t52)
-        + _t50*(k_gr + 1)
-        + _t50
-        + _t54*_t91
-        + _t54*(_t53*d + _t53)
-        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
-        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
-        + _t56*(3*_t57*i_bn + _t57*i_mn)
-        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
-        + _t60*(-2*i_au + 2*n_au)
-        + _t64*(_t59 + _t63)
-        + _t64*(3*_t59 + 3*_t63)
-        + _t65*_t71*_t72
-        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
-        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
-        + _t65*(_t68*b_ssm + _t68*d)
-        + _t65*(b_ssm*d + d*d_in)
-        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
-        + _t65*(R_dt*_t72 + _t69 + _t72)
-        + _t76*(_t41 + _t47 + n_act)
-        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
-        + _t77*_t80*i_sink
-        + _t77*n_pb
-        - 6*_t79*_t9
-        + _t81*i_rel*(2*_t61 + _t85)
-        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
-        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
-        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t81*(
-            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
+        + _t20*_t6*h_kv2*k_rc
+        + _t20*h2*i_sink2
+        + _t20*i_rel*(2*_t33 + _t34)
+        + _t20*(_t18 + _t19*(_t16 + _t17*h2))
+        + _t20*(_t27 + _t28*_t29*d + i_og*(_t29*r_o + _t30))
+        + _t20*(_t22*_t23*_t24 + _t23*(_t22 + i_gh)*(_t25*r_q2 + _t26) + b_gh*h2)
+        + _t20*(
+            _t3*_t31
+            + _t32*_t34
+            + b_qkv*(_t31*i_mla + _t33*_t7)
+            + i_qlora*(_t33*_t35*r_q2 + d*r_q2)
         )
-        + 12*_t86
-        + _t88*_t90
-        + _t89*_t92
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        - _t89*(1 - i_n0)
-        + 6*_t90
-        + _t94*_t97
-        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
-        + 18*_t98*p_le
-        + 12*_t98*r_lr
-        + _t99*d_emb*i_proj
-        + _t99*r_ng*(L + L_moe)
+        + 6*_t3*i_le*(_t99 + p_le)
+        + _t37*(4*_t38 + _t39)
+        + _t37*(_t36*m_csa + d_I)
+        + _t37*(2*d_qk*m_csa + d_qk)
+        + _t40*_t42
+        + _t40*_t48
+        + _t40*i_fos
+        + _t40*n_act
+        + _t41*_t49
+        + _t43*d_lv
+        + _t43*i_cg*(_t76*r_g + _t96*r_g)
+        + _t43*k_dn*(_t94 + _t95)
+        + _t43*(H_v*_t45 + H_v + _t44*i_cg)
+        + _t49*(_t46*(2*_t41 + 2*_t47) - _t48)
+        + _t50*(_t52 + d)
+        + _t50*(_t53*w_gr + _t53)
+        + _t51*(k_gr + 1)
+        + _t51
+        + _t55*_t92
+        + _t55*(_t54*d + _t54)
+        + _t57*k*(_t56*d_e + b_ff*(_t46*d_e + d))
+        + _t57*(E_s*(_t56*d_s + b_ff*(_t46*d_s + d)) + d*i_shared_gate)
+        + _t57*(3*_t58*i_bn + _t58*i_mn)
+        + _t57*(_t59*b_router + d*(E_s*i_srt + _t59) + i_rgs + i_rs*(E + d))
+        + _t61*(-2*i_au + 2*n_au)
+        + _t63*_t82*k_rc
+        + _t65*(_t60 + _t64)
+        + _t65*(3*_t60 + 3*_t64)
+        + _t66*_t72*_t73
+        + _t66*(2*_t70 + _t71*(N_s*d_in + d_in))
+        + _t66*(b_cs + k_s)*(_t68*i_m2 + d_in)
+        + _t66*(_t69*b_ssm + _t69*d)
+        + _t66*(b_ssm*d + d*d_in)
+        + _t66*(_t71*_t72*i_dtn + d_in*i_gn*i_m2)
+        + _t66*(R_dt*_t73 + _t70 + _t73)
+        + _t77*(_t42 + _t48 + n_act)
+        + _t77*(_t62*_t76 + _t63*_t76 + _t75)
+        + _t78*_t81*i_sink
+        + _t78*n_pb
+        + _t82*i_rel*(2*_t62 + _t86)
+        + _t82*(_t19*(_t62*i_qk_proj + _t79) + _t80)
+        + _t82*(_t27 + _t28*_t75 + i_og*(_t30 + _t74*r_o))
+        + _t82*(_t24*_t83*_t84 + _t84*(_t83 + i_gh)*(_t25*r_q + _t26) + b_gh*h)
+        + _t82*(
+            _t3*_t85 + _t32*_t86 + b_qkv*(_t62*_t7 + _t85*i_mla) + i_qlora*(_t35*_t62*r_q + d*r_q)
+        )
+        + 12*_t87
+        + _t89*_t91
+        + _t90*_t93
+        + _t90*i_norm_emb
+        + _t90*i_norm_final
+        - _t90*(1 - i_n0)
+        + 6*_t91
+        + _t95*_t98
+        + _t98*(_t45*_t97 + _t94 + _t96*i_gf + _t97)
+        + 18*_t99*p_le
+        + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t57 + _t59 + b_ph*d)
+        + 6*i_ph*(_t58 + _t60 + b_ph*d)
         + 6*n_hc
     )
-    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
-    _t109 = T*_t32
-    _t110 = T*_t61
-    _t111 = 3*T
-    _t112 = 4*T
+    _t112 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t111
+    _t113 = T*_t33
+    _t114 = T*_t62
+    _t115 = 3*T
+    _t116 = 4*T
     return {
-        '6N': P*_t0 + _t108,
-        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
-        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
+        '6N': P*_t0 + _t112,
+        'kaplan': _t111 + _t113*_t20 + _t114*_t82,
+        'palm': 12*L_att2*_t113 + _t112 + 12*_t114*_t81,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2125,11 +2237,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
+            3*L_att2*(_t115*h2 + _t116*_t33 + 8*_t34)
             + V*_t0
             + V_o*_t0
-            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
-            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t101*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t81*(_t115*h + _t116*_t62 + 8*_t86)
         ),
     }
 
@@ -3943,6 +4055,7 @@ def finetune_counts(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -3974,6 +4087,7 @@ def finetune_counts(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     n_au = s['n_au']
     p_le = s['p_le']
@@ -4056,25 +4170,27 @@ def finetune_counts(s):
     _t65 = i_lg + 1
     _t66 = d*i_moa
     _t67 = E_a*_t66
-    _t68 = _t4*d
-    _t69 = 1 - i_qlora
-    _t70 = _t66*(E_a*h_kv2 - h2)
-    _t71 = 1 - i_og
-    _t72 = 2*i_lg
-    _t73 = d*(1 - i_lg)
-    _t74 = _t66*(E_a*h_kv - h)
-    _t75 = (
+    _t68 = d*d_rl
+    _t69 = _t4*d
+    _t70 = 1 - i_qlora
+    _t71 = _t66*(E_a*h_kv2 - h2)
+    _t72 = 1 - i_og
+    _t73 = 2*i_lg
+    _t74 = d*(1 - i_lg)
+    _t75 = _t66*(E_a*h_kv - h)
+    _t76 = (
         L*_t38*r_lr
         + L*(_t47 + d*n_au + n_au**3)
         + L_att2*(
-            _t21*i_gate*(_t72*r_q2 + _t73)
-            + _t5*_t71*d
+            _t21*i_gate*(_t73*r_q2 + _t74)
+            + _t5*_t72*d
             + _t59
             + _t67
-            + _t68*_t69
-            + _t68*i_rel
-            + _t70*d_qk2
-            + _t70*d_v2
+            + _t68*h2
+            + _t69*_t70
+            + _t69*i_rel
+            + _t71*d_qk2
+            + _t71*d_v2
             + i_og*(_t5*r_o + _t64)
             + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
         )
@@ -4088,7 +4204,7 @@ def finetune_counts(s):
         - L_kvs2*_t59
         + 5*L_la*_t32*d
         + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0 + E_s*i_srt))
         + L_rw*(_t51 + 4*d*d_rw)
         + 4*L_sc*_t51
         + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
@@ -4097,14 +4213,15 @@ def finetune_counts(s):
         + _t51*(-_t48 + 2*n_au)
         - _t61*(L_kvs + _t11)
         + _t8*(
-            _t22*i_gate*(_t72*r_q + _t73)
-            + _t54*_t69
+            _t22*i_gate*(_t73*r_q + _t74)
+            + _t54*_t70
             + _t54*i_rel
-            + _t55*_t71
+            + _t55*_t72
             + _t61
             + _t67
-            + _t74*d_qk
-            + _t74*d_v
+            + _t68*h
+            + _t75*d_qk
+            + _t75*d_v
             + i_og*(_t64 + _t9*r_o)
             + i_qlora*(_t2*_t65*r_q + d*r_q)
         )
@@ -4319,8 +4436,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t75,
-        'unquantised': N - _t75,
+        'quantised': _t76,
+        'unquantised': N - _t76,
     }
 
 
@@ -4426,6 +4543,7 @@ def finetune_states(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -4464,6 +4582,7 @@ def finetune_states(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -4610,6 +4729,7 @@ def finetune_states(s):
                         + d*d_qk2*h2*i_rel
                         + d*d_qk2*h2*(1 - i_qlora)
                         + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_rl*h2
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -4639,7 +4759,10 @@ def finetune_states(s):
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
-                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                        E*d*d_e*(i_glu + 2)
+                        + E_s*d*d_s*(i_glu + 2)
+                        + d*i_shared_gate
+                        + d*(E + E_0 + E_s*i_srt)
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -4656,6 +4779,7 @@ def finetune_states(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_qlora)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_rl*h
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -5208,6 +5332,7 @@ def finetune_memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -5274,6 +5399,7 @@ def finetune_memory(s):
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
+    i_srt = s['i_srt']
     i_swr = s['i_swr']
     i_up = s['i_up']
     i_vp = s['i_vp']
@@ -5734,6 +5860,7 @@ def finetune_memory(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -5766,7 +5893,7 @@ def finetune_memory(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -5783,6 +5910,7 @@ def finetune_memory(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6250,6 +6378,7 @@ def finetune_memory(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6282,7 +6411,7 @@ def finetune_memory(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6299,6 +6428,7 @@ def finetune_memory(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7062,6 +7192,7 @@ def finetune_flops(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -7156,6 +7287,7 @@ def finetune_flops(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -7196,9 +7328,11 @@ def finetune_flops(s):
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -7431,11 +7565,14 @@ def finetune_flops(s):
                     + 6*H_ml*L_ml*d*d_mv
                     + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
+                    + 4*L*d*k_rc
                     + 6*L*d*p_le
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att2*d*d_rl*h2
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*h_kv2*k_rc*(d_qk2 + d_v2)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                     )
@@ -7467,7 +7604,7 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
-                    + 2*L_moe*d*(E + E_0)
+                    + 2*L_moe*d*(E + E_0 + E_s*i_srt)
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -7492,11 +7629,20 @@ def finetune_flops(s):
                     + 2*d**2*i_ph
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
+                    + 2*d*d_rl*h*(L_att - L_att2)
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*d_rl*(
+                        h*(
+                            E_rl*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            + w*(L_loc - L_loc2)
+                        )
+                        + h2*(E_rl*(L_att2 - L_chk2 - L_loc2) + L_loc2*w)
+                    )
                     + 2*h*i_gate*(L_att - L_att2)*(
                         d*(1 - i_lg) + 2*i_lg*r_q
                     )*(d_v*(1 - i_gh) + i_gh)
+                    + 2*h_kv*k_rc*(L_att - L_att2)*(d_qk + d_v)
                     + 2*(L_att - L_att2)*(
                         d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                     )
@@ -7712,6 +7858,7 @@ def optimizer_states(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -7742,6 +7889,7 @@ def optimizer_states(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_tied = s['i_tied']
     n_au = s['n_au']
     p_le = s['p_le']
@@ -7784,14 +7932,15 @@ def optimizer_states(s):
     _t24 = d_qk2*h2
     _t25 = d*i_moa
     _t26 = E_a*_t25
-    _t27 = _t24*d
-    _t28 = 1 - i_qlora
-    _t29 = _t25*(E_a*h_kv2 - h2)
-    _t30 = 1 - i_og
-    _t31 = 1 - i_gh
-    _t32 = 2*i_lg
-    _t33 = d*(1 - i_lg)
-    _t34 = _t25*(E_a*h_kv - h)
+    _t27 = d*d_rl
+    _t28 = _t24*d
+    _t29 = 1 - i_qlora
+    _t30 = _t25*(E_a*h_kv2 - h2)
+    _t31 = 1 - i_og
+    _t32 = 1 - i_gh
+    _t33 = 2*i_lg
+    _t34 = d*(1 - i_lg)
+    _t35 = _t25*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -7812,6 +7961,7 @@ def optimizer_states(s):
                 + d*d_qk2*h2*i_rel
                 + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -7848,7 +7998,12 @@ def optimizer_states(s):
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + d*i_shared_gate
+                + d*(E + E_0 + E_s*i_srt)
+            )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
                 + E
@@ -7894,6 +8049,7 @@ def optimizer_states(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -7915,13 +8071,14 @@ def optimizer_states(s):
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t14
-                + _t22*_t30*d
+                + _t22*_t31*d
                 + _t26
-                + _t27*_t28
-                + _t27*i_rel
-                + _t29*d_qk2
-                + _t29*d_v2
-                + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
+                + _t27*h2
+                + _t28*_t29
+                + _t28*i_rel
+                + _t30*d_qk2
+                + _t30*d_v2
+                + h2*i_gate*(_t32*d_v2 + i_gh)*(_t33*r_q2 + _t34)
                 + i_og*(_t21 + _t22*r_o)
                 + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
             )
@@ -7936,7 +8093,7 @@ def optimizer_states(s):
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
             + 4*L_kvs2*_t14
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
-            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0 + E_s*i_srt))
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
@@ -7949,12 +8106,13 @@ def optimizer_states(s):
             - 4*(L_att - L_att2)*(
                 _t17
                 + _t26
-                + _t28*_t8
-                + _t30*_t9
-                + _t34*d_qk
-                + _t34*d_v
+                + _t27*h
+                + _t29*_t8
+                + _t31*_t9
+                + _t35*d_qk
+                + _t35*d_v
                 + _t8*i_rel
-                + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
+                + h*i_gate*(_t32*d_v + i_gh)*(_t33*r_q + _t34)
                 + i_og*(_t21 + d_v*h*r_o)
                 + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
             )
@@ -8271,6 +8429,7 @@ def offload(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -8309,6 +8468,7 @@ def offload(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -8766,6 +8926,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -8798,7 +8959,7 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -8815,6 +8976,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -8966,6 +9128,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -8998,7 +9161,7 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9015,6 +9178,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9168,6 +9332,7 @@ def offload(s):
                                 + d*d_qk2*h2*i_rel
                                 + d*d_qk2*h2*(1 - i_qlora)
                                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                                + d*d_rl*h2
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9200,7 +9365,7 @@ def offload(s):
                                 E*d*d_e*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
                                 + d*i_shared_gate
-                                + d*(E + E_0)
+                                + d*(E + E_0 + E_s*i_srt)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -9217,6 +9382,7 @@ def offload(s):
                                 + d*d_qk*h*i_rel
                                 + d*d_qk*h*(1 - i_qlora)
                                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                                + d*d_rl*h
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9655,6 +9821,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9687,7 +9854,7 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9704,6 +9871,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9828,6 +9996,7 @@ def precision(s):
     C_cen = s['C_cen']
     D_tg = s['D_tg']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -9838,6 +10007,8 @@ def precision(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -9848,6 +10019,8 @@ def precision(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -9873,6 +10046,7 @@ def precision(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -9920,6 +10094,7 @@ def precision(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = 2*d
     _t1 = 6*d
@@ -9934,112 +10109,122 @@ def precision(s):
     _t10 = d**2
     _t11 = 2*_t10
     _t12 = n_hc**2
-    _t13 = E_a*_t0*i_moa
-    _t14 = H_v*d_lv
-    _t15 = L_dn*_t0
-    _t16 = d_qk*h
-    _t17 = _t0*_t16
-    _t18 = L_xa*i_img
-    _t19 = d_v*h
-    _t20 = i_glu + 2
-    _t21 = _t0*_t20*d_ff
-    _t22 = 2*L_moe
-    _t23 = _t20*d
-    _t24 = L_att - L_att2
-    _t25 = _t9*(1 - i_m2)
-    _t26 = 2*L
-    _t27 = d*d_I
-    _t28 = d*h_I + d_I*h_I*r_q
-    _t29 = 2*N_s
-    _t30 = H_v*d_lk + _t14
-    _t31 = n_au**2
-    _t32 = _t19*d
-    _t33 = d_qk + d_v
-    _t34 = _t33*h_kv
-    _t35 = 2*L_sb
-    _t36 = _t12*i_hcm
-    _t37 = 1 - i_og
-    _t38 = d_v2*h2
-    _t39 = d*g_o*r_o
-    _t40 = 2*L_att2
-    _t41 = d_qk2*h2
-    _t42 = d*(1 - i_qlora)
-    _t43 = i_lg + 1
-    _t44 = 1 - i_gh
-    _t45 = 2*i_lg
-    _t46 = d*(1 - i_lg)
-    _t47 = 2*_t24
-    _t48 = H_v + _t14
-    _t49 = d*(1 - i_mla)
-    _t50 = (
-        2*_t49*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t13 = L_att2*_t0
+    _t14 = E_a*i_moa
+    _t15 = H_v*d_lv
+    _t16 = L_dn*_t0
+    _t17 = d_qk*h
+    _t18 = _t0*_t17
+    _t19 = L_xa*i_img
+    _t20 = d_v*h
+    _t21 = i_glu + 2
+    _t22 = _t0*_t21*d_ff
+    _t23 = 2*L_moe
+    _t24 = _t21*d
+    _t25 = -L_att2
+    _t26 = L_att + _t25
+    _t27 = _t0*_t26
+    _t28 = _t9*(1 - i_m2)
+    _t29 = 2*L
+    _t30 = d*d_I
+    _t31 = d*h_I + d_I*h_I*r_q
+    _t32 = 2*N_s
+    _t33 = H_v*d_lk + _t15
+    _t34 = n_au**2
+    _t35 = _t20*d
+    _t36 = d_qk + d_v
+    _t37 = _t36*h_kv
+    _t38 = 2*L_sb
+    _t39 = _t12*i_hcm
+    _t40 = 1 - i_og
+    _t41 = d_v2*h2
+    _t42 = d*g_o*r_o
+    _t43 = 2*L_att2
+    _t44 = d_qk2*h2
+    _t45 = d*(1 - i_qlora)
+    _t46 = i_lg + 1
+    _t47 = 1 - i_gh
+    _t48 = 2*i_lg
+    _t49 = d*(1 - i_lg)
+    _t50 = 2*_t26
+    _t51 = H_v + _t15
+    _t52 = d*(1 - i_mla)
+    _t53 = (
+        2*_t52*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t51 = (
-        2*_t49*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t33 - d_rope))
+    _t54 = (
+        2*_t52*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
     )
-    _t52 = (
+    _t55 = L_chk2 + L_loc2
+    _t56 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + L*_t1*p_le
         + L*_t3*r_lr
-        + L_att2*_t13
-        + L_att2*_t50
+        + L_att2*_t53
         + L_csa*_t6*d_qk
-        + 2*L_csa*(4*_t27 + _t28)
-        + L_dense*_t21
-        + 2*L_dn*i_cg*(_t0*r_g + _t30*r_g)
-        + L_dw*_t21
+        + 2*L_csa*(4*_t30 + _t31)
+        + L_dense*_t22
+        + 2*L_dn*i_cg*(_t0*r_g + _t33*r_g)
+        + L_dw*_t22
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t27 + _t28)
-        - L_kvs2*_t50
+        + 2*L_idx*(_t30 + _t31)
+        - L_kvs2*_t53
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
-        + L_sb*_t21
+        + L_sb*_t22
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
-        - L_xa*_t21*(1 - i_img)
-        + R_dt*_t25
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t32 + H_s))
+        - L_xa*_t22*(1 - i_img)
+        + R_dt*_t28
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
         + _t0*_t12
-        + _t0*_t18*_t19
-        + _t0*r_ng*(_t22 + _t26)
+        + _t0*_t19*_t20
+        + _t0*r_ng*(_t23 + _t29)
         + _t1*_t4*d_mv
         + _t1*_t7
         + _t11*i_ph
         + _t11*(-2*i_au + 2*n_au)
-        + _t13*_t24
-        + _t14*_t15
-        + _t15*(2*H_k*d_lk + _t30*i_gf + _t48*(1 - i_cg) + _t48)
-        + _t17*_t18
-        + _t22*_t23*d_e*k
-        + _t22*(E_s*_t23*d_s + d*i_shared_gate)
-        + _t24*_t51
-        + _t25*(R_dt + _t29)
-        + _t26*(_t0*_t36 + d*n_hc*(2*_t36 + 4*n_hc))
-        + _t26*(_t31*d + _t31 + 2*d*n_au + n_au**3)
+        + _t13*_t14
+        + _t13*d_rl*h2
+        + _t14*_t27
+        + _t15*_t16
+        + _t16*(2*H_k*d_lk + _t33*i_gf + _t51*(1 - i_cg) + _t51)
+        + _t18*_t19
+        + _t23*_t24*d_e*k
+        + _t23*(E_s*_t24*d_s + d*i_shared_gate)
+        + _t26*_t54
+        + _t27*d_rl*h
+        + _t28*(R_dt + _t32)
+        + _t29*(_t0*_t39 + d*n_hc*(2*_t39 + 4*n_hc))
+        + _t29*(_t34*d + _t34 + 2*d*n_au + n_au**3)
         + _t3*d_emb*i_proj
-        + _t35*(i_sba*r_sb*(_t1 + _t16 + _t34) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t35*(_t0*_t34 + _t17 + _t32)
-        + _t40*h2*i_gate*(_t44*d_v2 + i_gh)*(_t45*r_q2 + _t46)
-        + _t40*(_t41*_t42 + i_qlora*(_t41*_t43*r_q2 + d*r_q2))
-        + _t40*(_t37*_t38*d + i_og*(_t38*r_o + _t39))
-        + _t47*h*i_gate*(_t44*d_v + i_gh)*(_t45*r_q + _t46)
-        + _t47*(_t16*_t42 + i_qlora*(_t16*_t43*r_q + d*r_q))
-        + _t47*(_t32*_t37 + i_og*(_t19*r_o + _t39))
+        + _t38*(i_sba*r_sb*(_t1 + _t17 + _t37) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t38*(_t0*_t37 + _t18 + _t35)
+        + _t43*h2*i_gate*(_t47*d_v2 + i_gh)*(_t48*r_q2 + _t49)
+        + _t43*(_t44*_t45 + i_qlora*(_t44*_t46*r_q2 + d*r_q2))
+        + _t43*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
         + _t5*d_mk
         + _t5
-        - _t51*(L_kvs - L_kvs2)
+        + _t50*h*i_gate*(_t47*d_v + i_gh)*(_t48*r_q + _t49)
+        + _t50*(_t17*_t45 + i_qlora*(_t17*_t46*r_q + d*r_q))
+        + _t50*(_t35*_t40 + i_og*(_t20*r_o + _t42))
+        - _t54*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
+        + 2*d_rl*(
+            h*(E_rl*(-L_chk - L_loc + _t26 + _t55) + w*(L_loc - L_loc2))
+            + h2*(E_rl*(-_t25 - _t55) + L_loc2*w)
+        )
     )
     return {
-        'low_precision_forward': _t52,
-        'low_precision_train': _t52*(3 - i_frozen),
+        'low_precision_forward': _t56,
+        'low_precision_train': _t56*(3 - i_frozen),
     }
 
 
@@ -10087,6 +10272,7 @@ def precision_memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -10115,6 +10301,7 @@ def precision_memory(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z3 = s['i_z3']
     n_au = s['n_au']
     n_dp = s['n_dp']
@@ -10142,6 +10329,7 @@ def precision_memory(s):
                 + d*d_qk2*h2*i_rel
                 + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -10170,7 +10358,12 @@ def precision_memory(s):
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
-            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            + L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + d*i_shared_gate
+                + d*(E + E_0 + E_s*i_srt)
+            )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(
@@ -10186,6 +10379,7 @@ def precision_memory(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))

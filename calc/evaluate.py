@@ -228,6 +228,12 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "b_router": int(bool(moe and moe.router_bias)),
+        "d_rl": att.relative_logits.d_rel if att.relative_logits else 0,
+        "E_rl": att.relative_logits.extent if att.relative_logits else 0,
+        "k_rc": spec.residual_conv or 0,
+        "i_srt": int(bool(moe and moe.shared_in_router)),
+        "i_rgs": int(bool(moe and moe.router_global_scale)),
+        "i_fos": int(bool(ffn and ffn.output_scale)),
     })
 
 

@@ -76,6 +76,7 @@ import sympy
 from calc.formulas import mixers, params
 from calc.symbols import (
     K_I,
+    E_rl,
     E_s,
     L,
     L_att,
@@ -108,6 +109,7 @@ from calc.symbols import (
     d_ff,
     d_I,
     d_qk,
+    d_rl,
     d_s,
     d_v,
     h,
@@ -134,7 +136,14 @@ FMA = 2  # FLOPs per multiply-add
 # Backward and training per forward: calc.conventions.BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD.
 
 # ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
-MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS  # per attention layer
+# Inkling's projected relative-position bias (attention.relative_logits): r_proj d → h·d_rel,
+# then, as transformers computes it (InklingRelativeLogits.forward: relative_states @ proj,
+# one matmul per token), each head's d_rel states times the whole d_rel × E_rel bank, E_rel
+# logits per head whatever the keys the query sees; gathering the logit of each key's
+# distance and adding it to the score are element-wise (0, as ALiBi's bias). The residual
+# short convolutions on the keys and values (k_sconv, v_sconv) count 2·k per channel per token
+# as the other mixers' convolutions (calc.formulas.mixers), their residual add 0.
+MATMUL_PER_LAYER = {**params.ATTENTION_WEIGHTS, "attention/conv": params.ATTENTION_CONV}
 MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
@@ -257,6 +266,12 @@ INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
     + FMA * L_csa * (COMPRESSED_PAIR * sympy.Min(K_I, sympy.floor(T / m_csa))
                      + INDEXER_PAIR * sympy.floor(T / m_csa)))
 
+# The bank products of the relative bias: h·d_rel·E_rel per layer that does not slide,
+# h·d_rel·w per sliding one, each with its kind's heads.
+RELATIVE_BANK_PRODUCTS = d_rl * (
+    h * (E_rl * (L_GLOBAL - L_GLOBAL2) + w * (L_loc - L_loc2))
+    + params.of_kind(h) * (E_rl * L_GLOBAL2 + w * L_loc2))
+
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
@@ -265,6 +280,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
         MATMUL_PER_LAYER, params.KV_OWN_WEIGHTS).items()},
     **{key: FMA * (L_idx * expr + params.COMPRESSION_WEIGHTS[key])
        for key, expr in params.INDEXER_WEIGHTS.items()},
+    "attention/relative": FMA * (params.attention_totals(MATMUL_PER_LAYER)["attention/relative"]
+                                 + RELATIVE_BANK_PRODUCTS),
     # DeepSeek-V4's compressors: kv_proj and gate_proj per token (the pooling, a softmax-weighted
     # sum over each window, is elementwise: 0, as norms)
     "attention/compressor": FMA * params.COMPRESSION_WEIGHTS["attention/compressor"],
@@ -285,6 +302,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "mlstm/scan": L_ml * mixers.MLSTM_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
+    # Inkling's residual convolutions on every layer's attention and FFN outputs (attn_sconv,
+    # mlp_sconv): 2·k per channel per token, d channels each
+    "residual_conv": FMA * L * params.RESIDUAL_CONV["residual_conv"],
     # cross-attention layers: W_Q and W_O per text token when there are image tokens (i_img);
     # without them transformers skips the layers whole, their FFN too (MllamaTextModel.forward)
     **{key: FMA * i_img * L_xa * params.CROSS_ATTENTION_WEIGHTS[key]
@@ -333,7 +353,8 @@ SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet
                    + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
                    + FORWARD_PER_TOKEN["griffin/scan"] + FORWARD_PER_TOKEN["mlstm/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
-                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
+                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"]
+                   + FORWARD_PER_TOKEN["attention/conv"] + FORWARD_PER_TOKEN["residual_conv"])
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,

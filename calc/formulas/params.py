@@ -25,6 +25,7 @@ from calc.symbols import (
     D_tg,
     E,
     E_a,
+    E_rl,
     E_s,
     L,
     L_att,
@@ -39,6 +40,7 @@ from calc.symbols import (
     L_kvs,
     L_kvs2,
     L_la,
+    L_loc,
     L_ml,
     L_moe,
     L_rw,
@@ -70,6 +72,7 @@ from calc.symbols import (
     d_I,
     d_qk,
     d_qk2,
+    d_rl,
     d_rope,
     d_rope2,
     d_s,
@@ -86,6 +89,7 @@ from calc.symbols import (
     i_bn,
     i_diff,
     i_dsa,
+    i_fos,
     i_gate,
     i_gh,
     i_glu,
@@ -112,14 +116,17 @@ from calc.symbols import (
     i_qlora,
     i_qw,
     i_rel,
+    i_rgs,
     i_rs,
     i_sba,
     i_shared_gate,
     i_sink,
     i_sink2,
+    i_srt,
     i_sub,
     i_tied,
     k,
+    k_rc,
     m_csa,
     m_hca,
     n_act,
@@ -136,6 +143,7 @@ from calc.symbols import (
     r_q,
     r_q2,
     r_sb,
+    w,
 )
 
 # Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias (neither for
@@ -175,6 +183,10 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # JetMoE's mixture of attention heads (modeling_jetmoe.py, JetMoeMoA): a router
     # Linear(d, E_a) without bias picks the h/h_kv experts whose W_Q and W_O a token uses
     "attention/router": i_moa * d * E_a,
+    # Inkling's projected relative-position bias (attention.relative_logits; modeling_inkling.py
+    # InklingAttention.r_proj): Linear(d, h·d_rel, bias=False), each query head's relative
+    # states
+    "attention/relative": d * h * d_rl,
 }
 # The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
 # does not use, as the routed experts of an MoE FFN.
@@ -210,6 +222,14 @@ ATTENTION_GATE = (ATTENTION_WEIGHTS["attention/gate"]
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
 # terms; one set per layer (Transformer-XL's untie_r). Gopher's Table 1 sizes are 13·L·d² + V·d.
 ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
+# Inkling (InklingRelativeLogits.proj): each attention layer's bank of bias profiles, d_rel ×
+# E_rel, the window w wide on a sliding layer (InklingAttention.rel_extent), whatever its
+# heads: summed over the layers in `components` beside r_proj.
+RELATIVE_BANKS = d_rl * (E_rl * (L_att - L_loc) + w * L_loc)
+# Inkling's residual short convolutions on the keys and values (InklingAttention.k_sconv and
+# v_sconv: InklingShortConvolution, a depthwise nn.Conv1d of kernel k without bias over W_K's
+# and W_V's outputs), k weights per channel.
+ATTENTION_CONV = k_rc * h_kv * (d_qk + d_v)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
 # (Gemma 4's value norm has no weight: Gemma4RMSNorm with_scale=False.)
@@ -294,6 +314,8 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/sinks": ATTENTION_SINKS,
     "attention/lambda": ATTENTION_LAMBDA,
     "attention/sub_norm": ATTENTION_SUB_NORM,
+    "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
+    "attention/conv": ATTENTION_CONV,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -303,6 +325,9 @@ KV_OWN_WEIGHTS = {"attention/kv": ATTENTION_WEIGHTS["attention/kv"]}
 # Active per token: the h/h_kv attention experts it is routed to.
 ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
+# Inkling's residual short convolutions on the attention and FFN outputs (InklingDecoderLayer's
+# attn_sconv and mlp_sconv: depthwise over d, kernel k, no bias), every layer's.
+RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
 # One Transformer layer without its FFN: attention and the layer's norms.
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
@@ -315,6 +340,8 @@ DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/down": d_ff * d + b_ff * d,
     "mlp/act": n_act,
     "mlp/sub_norm": i_sub * NORM * d_ff,
+    # Inkling (InklingMLP.global_scale): one learned scalar on the dense FFN's output
+    "mlp/scale": i_fos,
 }
 
 
@@ -333,11 +360,13 @@ SHARED_EXPERT = _expert(d_s)
 # also scores E_0 zero-computation experts (arXiv 2509.01322 §2.1; modeling_longcat_flash.py,
 # LongcatFlashTopkRouter: classifier Linear(d, E + E_0), e_score_correction_bias E + E_0 wide);
 # an identity expert holds no weights.
-ROUTER_WEIGHTS = d * (E + E_0)
+# Inkling's router (InklingTopkRouter) scores its E_s shared experts too, weight (E + E_s) × d,
+# and scales every routing weight by one learned scalar, global_scale (1_router-scale).
+ROUTER_WEIGHTS = d * (E + E_0 + i_srt * E_s)
 MOE_FFN: dict[str, sympy.Expr] = {
     # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
     # after a norm without weights, and per_expert_scale, E values on the chosen weights
-    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E),
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E) + i_rgs,
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
@@ -521,6 +550,7 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
+    (L, RESIDUAL_CONV),
     (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
@@ -543,6 +573,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     the once-per-model terms."""
     totals = attention_totals(attention)
     totals["attention/o"] += LAST_OUT_BIAS
+    totals["attention/relative"] += RELATIVE_BANKS
     # DeepSeek-V4's compressors and CSA indexers, summed over their layers already; the CSA
     # indexer is attention/indexer as DSA's is
     totals["attention/compressor"] = COMPRESSION["attention/compressor"]

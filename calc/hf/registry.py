@@ -43,6 +43,7 @@ from calc.hf.families import (
     helium,
     hunyuan,
     hyperclovax,
+    inkling,
     internlm3,
     jais2,
     jamba,
@@ -193,6 +194,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     bailing.BAILING_HYBRID,
     modernbert.MODERNBERT_DECODER,
     cpmant.CPMANT,
+    inkling.INKLING_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,

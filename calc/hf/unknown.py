@@ -36,21 +36,6 @@ NEEDS = {
     # attention and residual parts the spec lacks
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
-    # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from
-    # swa_num_attention_heads, swa_num_key_value_heads and swa_head_dim (InklingTextConfig's
-    # defaults: 16 KV heads there, 8 on the full layers); no RoPE, instead
-    # InklingRelativeLogits: r_proj Linear(d, h·d_rel) per token times a learned bank proj
-    # (d_rel × rel_extent; sliding_window_size wide on the sliding layers) gives a bias per
-    # backward distance added to the scores; InklingShortConvolution x + conv(x) (depthwise,
-    # causal, kernel conv_kernel_size, no bias) on k_proj's and v_proj's outputs and on the
-    # attention and MLP outputs; InklingTopkRouter's weight has n_routed + n_shared rows (the
-    # shared experts' weights come from the same softmax) and a learned scalar global_scale,
-    # as InklingMLP has on its output. The sliding layers' heads are attention.kind_shapes
-    # (local); the rest is not in the spec.
-    "inkling_text": "a relative-position bias projected per token (r_proj d → h·d_rel times a "
-                    "d_rel × rel_extent bank), residual short convolutions on the keys, values "
-                    "and the attention and MLP outputs, and a router that scores the shared "
-                    "experts beside the routed ones",
     # modeling_inkling2.py (transformers 5.24.0): Inkling2BlockAttentionResidual mixes the
     # states of earlier blocks of n_layers_per_attn_res_block layers into each layer's
     # attention and MLP inputs by learned queries (three on the full layers, one per q/k/v
