@@ -347,15 +347,18 @@ class ModelSpec(Frozen):
         one residual stream."""
         plain = (all(mixer == "attention" for mixer in self.mixer_kinds) and self.has_ffn
                  and "none" not in self.ffn_kinds)
-        if (not plain or self.parallel_block or self.shared_block is not None
+        if (not plain or self.parallel_block or self.norm.placement != "pre"
+                or self.shared_block is not None
                 or self.hyper_connections is not None or self.altup is not None
                 or self.laurel is not None or self.mtp_modules
                 or self.attention.mla is not None or self.attention.experts
-                or self.attention.kv_shared_layers or self.attention.differential):
-            raise ValueError("residual_conv is defined for sequential layers of attention "
-                             "(MHA/GQA, no mla, experts, differential or kv-shared layers) and "
-                             "an FFN each, without parallel_block, shared_block, "
-                             "hyper_connections, altup, laurel or mtp_modules")
+                or self.attention.kv_shared_layers or self.attention.differential
+                or self.attention.k_eq_v
+                or any(shape.k_eq_v for shape in self.attention.kind_shapes.values())):
+            raise ValueError("residual_conv is defined for sequential pre-norm layers of "
+                             "attention (MHA/GQA, no mla, experts, differential, k_eq_v or "
+                             "kv-shared layers) and an FFN each, without parallel_block, "
+                             "shared_block, hyper_connections, altup, laurel or mtp_modules")
 
     def _check_per_layer_embeddings(self) -> None:
         """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the
