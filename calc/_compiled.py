@@ -2471,6 +2471,7 @@ def memory_activations(s):
     a_o = s['a_o']
     a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
+    a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2784,7 +2785,7 @@ def memory_activations(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -2800,7 +2801,7 @@ def memory_activations(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -2963,6 +2964,7 @@ def memory(s):
     a_o = s['a_o']
     a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
+    a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -3120,7 +3122,7 @@ def memory(s):
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
@@ -3382,7 +3384,7 @@ def memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3398,7 +3400,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3883,7 +3885,7 @@ def memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3899,7 +3901,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -4035,6 +4037,7 @@ def finetune_counts(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -4122,108 +4125,109 @@ def finetune_counts(s):
     _t20 = _t6*b_gh + i_gh
     _t21 = h2*(_t6*d_v2 + i_gh)
     _t22 = h*(_t6*d_v + i_gh)
-    _t23 = i_glu + 2
-    _t24 = L_moe*r_a
-    _t25 = L_sc*d
-    _t26 = 2*N_s
-    _t27 = 2*d_in + i_m2*(G_s*_t26 + H_s)
-    _t28 = R_dt + d_in
-    _t29 = 1 - i_m2
-    _t30 = L_ssm*_t29*r_a
-    _t31 = H_v*d_lv
-    _t32 = H_la*d_la
-    _t33 = L_la*(_t32 + d)
-    _t34 = 2*H_k*d_lk
-    _t35 = L_dn*r_a
-    _t36 = L_rw*(d + d_rw)
-    _t37 = r_a*(L_rw*(d + d_ff) + _t36)
-    _t38 = 2*d
-    _t39 = L_gr*r_a*(d + d_gr)
-    _t40 = L_ml*r_a*(H_ml + d)
-    _t41 = i_le*r_a
-    _t42 = L*_t41*(d + p_le)
-    _t43 = L*p_le
-    _t44 = L*r_a
-    _t45 = _t44*i_lr*(d + r_lr)
-    _t46 = _t44*i_au
-    _t47 = n_au**2
-    _t48 = 2*i_au
-    _t49 = _t38*r_a*(-i_au + n_au)
-    _t50 = 3*d
-    _t51 = d**2
-    _t52 = _t23*d
-    _t53 = _t52*d_ff
-    _t54 = _t2*d
-    _t55 = _t9*d
-    _t56 = d_qk + d_v
-    _t57 = d*h_kv
-    _t58 = 1 - i_mla
-    _t59 = (
-        _t58*d*h_kv2*(_t17*d_v2 + d_qk2)
+    _t23 = d_rl*h2
+    _t24 = d_rl*h
+    _t25 = i_glu + 2
+    _t26 = L_moe*r_a
+    _t27 = L_sc*d
+    _t28 = 2*N_s
+    _t29 = 2*d_in + i_m2*(G_s*_t28 + H_s)
+    _t30 = R_dt + d_in
+    _t31 = 1 - i_m2
+    _t32 = L_ssm*_t31*r_a
+    _t33 = H_v*d_lv
+    _t34 = H_la*d_la
+    _t35 = L_la*(_t34 + d)
+    _t36 = 2*H_k*d_lk
+    _t37 = L_dn*r_a
+    _t38 = L_rw*(d + d_rw)
+    _t39 = r_a*(L_rw*(d + d_ff) + _t38)
+    _t40 = 2*d
+    _t41 = L_gr*r_a*(d + d_gr)
+    _t42 = L_ml*r_a*(H_ml + d)
+    _t43 = i_le*r_a
+    _t44 = L*_t43*(d + p_le)
+    _t45 = L*p_le
+    _t46 = L*r_a
+    _t47 = _t46*i_lr*(d + r_lr)
+    _t48 = _t46*i_au
+    _t49 = n_au**2
+    _t50 = 2*i_au
+    _t51 = _t40*r_a*(-i_au + n_au)
+    _t52 = 3*d
+    _t53 = d**2
+    _t54 = _t25*d
+    _t55 = _t54*d_ff
+    _t56 = _t2*d
+    _t57 = _t9*d
+    _t58 = d_qk + d_v
+    _t59 = d*h_kv
+    _t60 = 1 - i_mla
+    _t61 = (
+        _t60*d*h_kv2*(_t17*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t60 = _t29*d_in
-    _t61 = _t57*_t58*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t56 - d_rope))
-    _t62 = H_v*d_lk + _t31
-    _t63 = H_v + _t31
-    _t64 = d*g_o*r_o
-    _t65 = i_lg + 1
-    _t66 = d*i_moa
-    _t67 = E_a*_t66
-    _t68 = d*d_rl
-    _t69 = _t4*d
-    _t70 = 1 - i_qlora
-    _t71 = _t66*(E_a*h_kv2 - h2)
-    _t72 = 1 - i_og
-    _t73 = 2*i_lg
-    _t74 = d*(1 - i_lg)
-    _t75 = _t66*(E_a*h_kv - h)
-    _t76 = (
-        L*_t38*r_lr
-        + L*(_t47 + d*n_au + n_au**3)
+    _t62 = _t31*d_in
+    _t63 = _t59*_t60*(_t18*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t58 - d_rope))
+    _t64 = H_v*d_lk + _t33
+    _t65 = H_v + _t33
+    _t66 = d*g_o*r_o
+    _t67 = i_lg + 1
+    _t68 = d*i_moa
+    _t69 = E_a*_t68
+    _t70 = _t4*d
+    _t71 = 1 - i_qlora
+    _t72 = _t68*(E_a*h_kv2 - h2)
+    _t73 = 1 - i_og
+    _t74 = 2*i_lg
+    _t75 = d*(1 - i_lg)
+    _t76 = _t68*(E_a*h_kv - h)
+    _t77 = (
+        L*_t40*r_lr
+        + L*(_t49 + d*n_au + n_au**3)
         + L_att2*(
-            _t21*i_gate*(_t73*r_q2 + _t74)
-            + _t5*_t72*d
-            + _t59
-            + _t67
-            + _t68*h2
-            + _t69*_t70
-            + _t69*i_rel
-            + _t71*d_qk2
-            + _t71*d_v2
-            + i_og*(_t5*r_o + _t64)
-            + i_qlora*(_t4*_t65*r_q2 + d*r_q2)
-        )
-        + L_dense*_t53
-        + L_dn*(
-            _t31*d + d*(_t34 + _t62*i_gf + _t63*(1 - i_cg) + _t63) + i_cg*(_t38*r_g + _t62*r_g)
-        )
-        + L_dw*_t53
-        + L_gr*_t50*d_gr
-        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-        - L_kvs2*_t59
-        + 5*L_la*_t32*d
-        + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0 + E_s*i_srt))
-        + L_rw*(_t51 + 4*d*d_rw)
-        + 4*L_sc*_t51
-        + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
-        + L_xa*(_t54 + _t55 + _t56*_t57)
-        + _t43*_t50
-        + _t51*(-_t48 + 2*n_au)
-        - _t61*(L_kvs + _t11)
-        + _t8*(
-            _t22*i_gate*(_t73*r_q + _t74)
-            + _t54*_t70
-            + _t54*i_rel
-            + _t55*_t72
+            _t21*i_gate*(_t74*r_q2 + _t75)
+            + _t23*d
+            + _t5*_t73*d
             + _t61
-            + _t67
-            + _t68*h
-            + _t75*d_qk
-            + _t75*d_v
-            + i_og*(_t64 + _t9*r_o)
-            + i_qlora*(_t2*_t65*r_q + d*r_q)
+            + _t69
+            + _t70*_t71
+            + _t70*i_rel
+            + _t72*d_qk2
+            + _t72*d_v2
+            + i_og*(_t5*r_o + _t66)
+            + i_qlora*(_t4*_t67*r_q2 + d*r_q2)
+        )
+        + L_dense*_t55
+        + L_dn*(
+            _t33*d + d*(_t36 + _t64*i_gf + _t65*(1 - i_cg) + _t65) + i_cg*(_t40*r_g + _t64*r_g)
+        )
+        + L_dw*_t55
+        + L_gr*_t52*d_gr
+        + L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
+        - L_kvs2*_t61
+        + 5*L_la*_t34*d
+        + L_ml*(H_ml*_t40 + _t0*_t40 + _t14*_t52)
+        + L_moe*(E*_t54*d_e + E_s*_t54*d_s + d*i_shared_gate + d*(E + E_0 + E_s*i_srt))
+        + L_rw*(_t53 + 4*d*d_rw)
+        + 4*L_sc*_t53
+        + L_ssm*(R_dt*_t62 + _t29*d + _t62*(R_dt + _t28) + d*d_in)
+        + L_xa*(_t56 + _t57 + _t58*_t59)
+        + _t45*_t52
+        + _t53*(-_t50 + 2*n_au)
+        - _t63*(L_kvs + _t11)
+        + _t8*(
+            _t22*i_gate*(_t74*r_q + _t75)
+            + _t24*d
+            + _t56*_t71
+            + _t56*i_rel
+            + _t57*_t73
+            + _t63
+            + _t69
+            + _t76*d_qk
+            + _t76*d_v
+            + i_og*(_t66 + _t9*r_o)
+            + i_qlora*(_t2*_t67*r_q + d*r_q)
         )
     )
     return {
@@ -4232,49 +4236,54 @@ def finetune_counts(s):
         'lora/v': a_v*r_a*(L_xa*_t16 + _t12*_t17*(d + d_v2*h_kv2) + _t13*_t16*_t18 + _t15),
         'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t19 + _t19*_t8),
         'lora/g': a_g*r_a*(L_att2*_t20*(_t21 + d) + _t20*_t8*(_t22 + d)),
+        'lora/r': a_r*r_a*(L_att2*(_t23 + d) + _t8*(_t24 + d)),
         'lora/up': a_up*r_a*(
-            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+            L_dw*(d + 2*d_ff)
+            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
+            + (L_dense - L_dw)*(d + d_ff)
         ),
         'lora/gate': a_gate*r_a*(
             L_dw*i_glu*(d + 2*d_ff)
-            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+            + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
             + i_glu*(L_dense - L_dw)*(d + d_ff)
         ),
         'lora/down': a_down*r_a*(
-            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+            L_dw*(d + 2*d_ff)
+            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
+            + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t23*_t24*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t24*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t27 + d) + 4*_t25),
-        'lora/x_proj': _t30*a_x_proj*(_t26 + _t28),
-        'lora/dt_proj': _t28*_t30*a_dt_proj,
+        'lora/experts': E*_t25*_t26*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t26*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t29 + d) + 4*_t27),
+        'lora/x_proj': _t32*a_x_proj*(_t28 + _t30),
+        'lora/dt_proj': _t30*_t32*a_dt_proj,
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t31 + d) + L_ssm*(d + d_in) + _t15 + 2*_t25 + _t33
+            L_dn*(_t33 + d) + L_ssm*(d + d_in) + _t15 + 2*_t27 + _t35
         ),
-        'lora/in_proj_qkvz': _t35*a_in_proj_qkvz*(2*_t31 + _t34 + d),
-        'lora/in_proj_ba': _t35*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t32 + d),
-        'lora/output_gate': _t33*a_output_gate*r_a,
-        'lora/key': _t37*a_key,
-        'lora/value': _t37*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t38 + _t36),
-        'lora/output': _t36*a_output*r_a,
-        'lora/linear_y': _t39*a_linear_y,
-        'lora/linear_x': _t39*a_linear_x,
-        'lora/linear_out': _t39*a_linear_out,
+        'lora/in_proj_qkvz': _t37*a_in_proj_qkvz*(2*_t33 + _t36 + d),
+        'lora/in_proj_ba': _t37*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t34 + d),
+        'lora/output_gate': _t35*a_output_gate*r_a,
+        'lora/key': _t39*a_key,
+        'lora/value': _t39*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t40 + _t38),
+        'lora/output': _t38*a_output*r_a,
+        'lora/linear_y': _t41*a_linear_y,
+        'lora/linear_x': _t41*a_linear_x,
+        'lora/linear_out': _t41*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t40*a_igate_preact,
-        'lora/fgate_preact': _t40*a_fgate_preact,
-        'lora/per_layer_input_gate': _t42*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t42*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t41*a_per_layer_model_projection*(_t43 + d),
-        'lora/linear_left': _t45*a_linear_left,
-        'lora/linear_right': _t45*a_linear_right,
-        'lora/modality_router': _t46*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t46*a_prediction_coefs*(_t47 + n_au),
-        'lora/correction_coefs': _t44*_t48*a_correction_coefs*n_au,
-        'lora/altup_projections': _t49*a_altup_projections,
-        'lora/altup_unembed_projections': _t49*a_altup_unembed_projections,
+        'lora/igate_preact': _t42*a_igate_preact,
+        'lora/fgate_preact': _t42*a_fgate_preact,
+        'lora/per_layer_input_gate': _t44*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t44*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t43*a_per_layer_model_projection*(_t45 + d),
+        'lora/linear_left': _t47*a_linear_left,
+        'lora/linear_right': _t47*a_linear_right,
+        'lora/modality_router': _t48*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t48*a_prediction_coefs*(_t49 + n_au),
+        'lora/correction_coefs': _t46*_t50*a_correction_coefs*n_au,
+        'lora/altup_projections': _t51*a_altup_projections,
+        'lora/altup_unembed_projections': _t51*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4306,7 +4315,7 @@ def finetune_counts(s):
             + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_g*r_a*(
@@ -4315,7 +4324,7 @@ def finetune_counts(s):
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw)*(d + d_ff)
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4343,10 +4352,11 @@ def finetune_counts(s):
                 + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
@@ -4385,7 +4395,7 @@ def finetune_counts(s):
             + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_g*r_a*(
@@ -4394,7 +4404,7 @@ def finetune_counts(s):
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4423,10 +4433,11 @@ def finetune_counts(s):
                 + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_v*r_a*(
@@ -4436,8 +4447,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t76,
-        'unquantised': N - _t76,
+        'quantised': _t77,
+        'unquantised': N - _t77,
     }
 
 
@@ -4522,6 +4533,7 @@ def finetune_states(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -4649,7 +4661,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -4658,7 +4670,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4686,10 +4698,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -4845,7 +4858,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -4854,7 +4867,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4882,10 +4895,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -4970,7 +4984,7 @@ def finetune_states(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -4979,7 +4993,7 @@ def finetune_states(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5009,10 +5023,11 @@ def finetune_states(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -5051,7 +5066,7 @@ def finetune_states(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -5060,7 +5075,7 @@ def finetune_states(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5090,10 +5105,11 @@ def finetune_states(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -5156,7 +5172,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -5165,7 +5181,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5193,10 +5209,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -5310,6 +5327,7 @@ def finetune_memory(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -5447,6 +5465,7 @@ def finetune_memory(s):
             + L*a_per_layer_input_gate*i_le
             + L*a_per_layer_projection*i_le
             + L*a_prediction_coefs*i_au
+            + L_att*a_r
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -5468,11 +5487,11 @@ def finetune_memory(s):
             + a_altup_projections*(-i_au + n_au)
             + a_altup_unembed_projections*(-i_au + n_au)
             + a_centroids
-            + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
                 L_dw*i_glu
-                + L_moe*i_glu*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*(L_sc + L_ssm)
@@ -5483,7 +5502,7 @@ def finetune_memory(s):
             + a_post_projection
             + a_pre_projection
             + a_q*(L_att + L_ml + L_xa*i_img)
-            + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
                 L_ml
                 + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5502,6 +5521,7 @@ def finetune_memory(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5523,11 +5543,11 @@ def finetune_memory(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
-                    + L_moe*i_glu*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
                 )
                 + a_in_proj*(L_sc + L_ssm)
@@ -5538,7 +5558,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5755,7 +5775,7 @@ def finetune_memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -5771,7 +5791,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -6048,7 +6068,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -6057,7 +6077,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6087,10 +6107,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6129,7 +6150,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -6138,7 +6159,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6168,10 +6189,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6211,7 +6233,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -6220,7 +6242,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6248,10 +6270,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6290,7 +6313,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -6299,7 +6322,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6327,10 +6350,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6557,7 +6581,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -6566,7 +6590,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6596,10 +6620,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6638,7 +6663,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -6647,7 +6672,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6677,10 +6702,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6720,7 +6746,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -6729,7 +6755,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6757,10 +6783,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6799,7 +6826,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -6808,7 +6835,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6836,10 +6863,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6862,6 +6890,7 @@ def finetune_memory(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6883,11 +6912,11 @@ def finetune_memory(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
-                    + L_moe*i_glu*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
                 )
                 + a_in_proj*(L_sc + L_ssm)
@@ -6898,7 +6927,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -7102,7 +7131,7 @@ def finetune_memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7118,7 +7147,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7265,6 +7294,7 @@ def finetune_flops(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -7381,7 +7411,7 @@ def finetune_flops(s):
             + 2*a_centroids*r_a*(C_cen + d)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_g*r_a*(
@@ -7390,7 +7420,7 @@ def finetune_flops(s):
             )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -7419,10 +7449,11 @@ def finetune_flops(s):
                 + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_v*r_a*(
@@ -7502,7 +7533,7 @@ def finetune_flops(s):
                     + 2*a_centroids*r_a*(C_cen + d)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_g*r_a*(
@@ -7511,7 +7542,7 @@ def finetune_flops(s):
                     )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -7542,10 +7573,11 @@ def finetune_flops(s):
                         + L_xa*i_img*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_v*r_a*(
@@ -7838,6 +7870,7 @@ def optimizer_states(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -8127,6 +8160,7 @@ def optimizer_states(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -8147,9 +8181,11 @@ def optimizer_states(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s) + i_glu*(L_dense - L_dw)
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml + L_xa)
                 + a_o*(L_att + L_xa)
@@ -8158,7 +8194,7 @@ def optimizer_states(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_v*(
                     L_ml
                     + L_xa
@@ -8194,7 +8230,7 @@ def optimizer_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -8203,7 +8239,7 @@ def optimizer_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8231,10 +8267,11 @@ def optimizer_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -8274,7 +8311,7 @@ def optimizer_states(s):
             + 4*a_centroids*r_a*(C_cen + d)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_g*r_a*(
@@ -8283,7 +8320,7 @@ def optimizer_states(s):
             )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8311,10 +8348,11 @@ def optimizer_states(s):
                 + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + 4*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_v*r_a*(
@@ -8408,6 +8446,7 @@ def offload(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -8535,7 +8574,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -8544,7 +8583,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8572,10 +8611,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -8635,7 +8675,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -8644,7 +8684,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8674,10 +8714,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -8736,7 +8777,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -8745,7 +8786,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8775,10 +8816,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -8837,7 +8879,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -8846,7 +8888,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8876,10 +8918,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9039,7 +9082,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -9048,7 +9091,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9078,10 +9121,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9241,7 +9285,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -9250,7 +9294,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9280,10 +9324,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9445,7 +9490,7 @@ def offload(s):
                         + a_centroids*r_a*(C_cen + d)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
-                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_g*r_a*(
@@ -9456,7 +9501,7 @@ def offload(s):
                         )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
-                            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + i_glu*(L_dense - L_dw)*(d + d_ff)
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9486,10 +9531,11 @@ def offload(s):
                             + L_xa*(d + d_qk*h)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
+                        + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
                             L_dw*(d + 2*d_ff)
-                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_v*r_a*(
@@ -9545,7 +9591,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -9554,7 +9600,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9582,10 +9628,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9639,7 +9686,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -9648,7 +9695,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9676,10 +9723,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9735,7 +9783,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
@@ -9744,7 +9792,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9772,10 +9820,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9934,7 +9983,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
@@ -9943,7 +9992,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9973,10 +10022,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(

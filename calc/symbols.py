@@ -417,6 +417,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
     SymbolInfo("a_g", r"\mathbb{1}_{A\,g}", "an adapter on the per-head output gate W_G",
                "finetune"),
+    SymbolInfo("a_r", r"\mathbb{1}_{A\,r}", "an adapter on the relative bias' projection "
+               "r_proj (Inkling)", "finetune"),
     SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
     SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
                "finetune"),
@@ -605,6 +607,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
                                                          "L_s_sb"))
 L_xa, T_img, i_img, L_s_xa = (SYMBOLS[n] for n in ("L_xa", "T_img", "i_img", "L_s_xa"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
+a_r = SYMBOLS["a_r"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
 g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw", "i_kv1"))

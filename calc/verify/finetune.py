@@ -115,6 +115,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
             if "g" in targets:  # the per-head gate's own g_proj
                 module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
+            relative = module.relative_logits  # Inkling's r_proj
+            if "r" in targets and relative is not None:
+                relative.r = _adapt(relative.r, [relative.r.out_features], [True], r)
         elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
             for name in ("q", "k", "v", "o"):
                 linear = getattr(module, name)
