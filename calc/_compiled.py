@@ -2488,6 +2488,7 @@ def memory_activations(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -2550,6 +2551,7 @@ def memory_activations(s):
     i_up = s['i_up']
     i_vp = s['i_vp']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_hc = s['n_hc']
@@ -2626,6 +2628,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -2684,6 +2687,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -2761,6 +2765,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -2768,7 +2773,14 @@ def memory_activations(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -2776,12 +2788,6 @@ def memory_activations(s):
                                 + q_a*(1 - i_frozen)*(d + p_le)
                             )
                             + i_lr*q_a*(d + r_lr)
-                        )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
@@ -2982,6 +2988,7 @@ def memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -3049,6 +3056,7 @@ def memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
@@ -3119,6 +3127,7 @@ def memory(s):
                     + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                 )/n_tp
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
@@ -3225,6 +3234,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -3283,6 +3293,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -3360,6 +3371,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -3367,7 +3379,14 @@ def memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -3375,12 +3394,6 @@ def memory(s):
                                 + q_a*(1 - i_frozen)*(d + p_le)
                             )
                             + i_lr*q_a*(d + r_lr)
-                        )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
@@ -3736,6 +3749,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -3789,6 +3803,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -3861,6 +3876,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -3868,7 +3884,14 @@ def memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -3876,12 +3899,6 @@ def memory(s):
                                 + q_a*(1 - i_frozen)*(d + p_le)
                             )
                             + i_lr*q_a*(d + r_lr)
-                        )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
@@ -5425,6 +5442,7 @@ def finetune_memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
@@ -5616,6 +5634,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -5674,6 +5693,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -5751,6 +5771,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -5758,7 +5779,14 @@ def finetune_memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -5766,12 +5794,6 @@ def finetune_memory(s):
                                 + q_a*(1 - i_frozen)*(d + p_le)
                             )
                             + i_lr*q_a*(d + r_lr)
-                        )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
@@ -6982,6 +7004,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -7035,6 +7058,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -7107,6 +7131,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -7114,7 +7139,14 @@ def finetune_memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -7122,12 +7154,6 @@ def finetune_memory(s):
                                 + q_a*(1 - i_frozen)*(d + p_le)
                             )
                             + i_lr*q_a*(d + r_lr)
-                        )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
