@@ -58,6 +58,12 @@ layer's d × d product per token, its activation and norm 0; the layer whose pre
 A bucketed score bias (position.kind 'bucketed'; T5's relative attention bias, CPM-Ant's
 CpmAntSegmentPositionEmbedding) counts 0: its rows are looked up, as the embedding's are, and
 added to the scores, element-wise, as ALiBi's bias is; QKᵀ and A·V count as any layer's.
+Inkling's relative bias (attention.relative_logits) counts r_proj, 2·d·h·d_rel per token, and
+its bank's product as transformers computes it, 2·h·d_rel·E per token (E = rel_extent, the
+window on a sliding layer) whatever the keys a query sees; the logit's lookup by distance and
+its add count 0. Its residual short convolutions (residual_conv) count 2·k per channel per
+token, as the other mixers' convolutions: h_kv·(d_qk + d_v) channels on each attention layer's
+keys and values, 2·d on every layer's sublayer outputs.
 
 A drafter (Gemma 4's assistants; calc.spec.drafter.DrafterSpec) counts its pre_projection
 2·(2·D)·d and post_projection 2·d·D per token (drafter/projections); its kv-shared layers count
