@@ -873,6 +873,13 @@ class ModelSpec(Frozen):
         return max(0, self.n_layers // moe.every - moe.first_dense_layers // moe.every)
 
     @property
+    def kv_channels(self) -> int:
+        """W_K's and W_V's output channels summed over the attention layers, each kind with its
+        own heads (the channels Inkling's k_sconv and v_sconv convolve: residual_conv)."""
+        return sum(kv * (width + values) for kv, width, values in (
+            self.heads_of(kind)[1:] for kind in self.attention_kinds if kind))
+
+    @property
     def has_ffn(self) -> bool:
         """The layers have FFNs (the shared block's own, shared_block, aside)."""
         return self.ffn is not None and set(self.ffn_kinds) != {"none"}

@@ -196,9 +196,7 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
     if spec.residual_conv is not None:
         # Inkling's residual short convolutions (k_sconv, v_sconv; attn_sconv, mlp_sconv): each
         # a depthwise causal conv1d kernel reading its channels and writing x + conv(x) once
-        keys_values = sum(kv * (width + values) for kv, width, values in (
-            spec.heads_of(kind)[1:] for kind in spec.attention_kinds if kind))
-        ops += [Recurrence("attention/conv", flops["attention/conv"], 2 * keys_values * q,
+        ops += [Recurrence("attention/conv", flops["attention/conv"], 2 * spec.kv_channels * q,
                            "vector", CONV_BACKWARD),
                 Recurrence("residual_conv", flops["residual_conv"],
                            spec.n_layers * 2 * 2 * d * q, "vector", CONV_BACKWARD)]

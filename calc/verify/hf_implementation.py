@@ -172,9 +172,7 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         changed.append(f"{_CONV_NAMES[mixer]} over T + k − 1 outputs")
     if spec.residual_conv is not None:
         kernel = spec.residual_conv
-        channels = 2 * spec.d_model * spec.n_layers + sum(
-            kv * (width + values) for kv, width, values in (
-                spec.heads_of(kind)[1:] for kind in spec.attention_kinds))
+        channels = 2 * spec.d_model * spec.n_layers + spec.kv_channels
         total += FMA * channels * kernel * (kernel - 1)
         changed.append("residual short convs over T + k − 1 outputs")
     if n["mamba"]:
