@@ -41,6 +41,7 @@ def params_per_layer(s):
     b_qkv = s['b_qkv']
     d = s['d']
     d_qk = s['d_qk']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_v = s['d_v']
     g_norm = s['g_norm']
@@ -64,6 +65,7 @@ def params_per_layer(s):
     i_rel = s['i_rel']
     i_sink = s['i_sink']
     i_sub = s['i_sub']
+    k_rc = s['k_rc']
     n_norm = s['n_norm']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -76,11 +78,12 @@ def params_per_layer(s):
     _t5 = _t4*(E_a*h_kv - h)
     _t6 = 1 - i_mla
     _t7 = d_rope + r_kv
-    _t8 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t9 = d_v*h
-    _t10 = d_v*(1 - i_gh)
-    _t11 = h*i_gate
-    _t12 = d_qk*i_qk_head
+    _t8 = d_qk + d_v
+    _t9 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t10 = d_v*h
+    _t11 = d_v*(1 - i_gh)
+    _t12 = h*i_gate
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -91,23 +94,25 @@ def params_per_layer(s):
         ),
         'attention/kv': (
             _t0*i_mla*(d_rope*i_krn + r_kv)
-            + _t8*d
-            + b_qkv*(_t7*i_mla + _t8)
-            + i_mla*(_t7*d + h*r_kv*(d_qk - d_rope + d_v))
+            + _t9*d
+            + b_qkv*(_t7*i_mla + _t9)
+            + i_mla*(_t7*d + h*r_kv*(_t8 - d_rope))
         ),
-        'attention/o': _t5*d_v + _t9*d*(1 - i_og) + b_o*d + i_og*(_t9*r_o + d*g_o*r_o),
+        'attention/o': _t10*d*(1 - i_og) + _t5*d_v + b_o*d + i_og*(_t10*r_o + d*g_o*r_o),
         'attention/gate': (
-            _t10*_t11*_t6*b_qkv*(1 - b_gh)
-            + _t11*(_t10 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
+            _t11*_t12*_t6*b_qkv*(1 - b_gh)
+            + _t12*(_t11 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
             + b_gh*h
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
+        'attention/qk_norm': _t0*i_qw*(_t13 + _t2*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
-        'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/sub_norm': _t0*_t10*i_sub,
         'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
+        'attention/relative': d*d_rl*h,
+        'attention/conv': _t8*h_kv*k_rc,
         'norms': _t0*d*n_norm,
     }
 
@@ -118,6 +123,7 @@ def params_dense_ffn(s):
     d = s['d']
     d_ff = s['d_ff']
     g_norm = s['g_norm']
+    i_fos = s['i_fos']
     i_glu = s['i_glu']
     i_sub = s['i_sub']
     n_act = s['n_act']
@@ -127,6 +133,7 @@ def params_dense_ffn(s):
         'mlp/down': _t0 + b_ff*d,
         'mlp/act': n_act,
         'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
+        'mlp/scale': i_fos,
     }
 
 
@@ -146,8 +153,10 @@ def params_moe_ffn(s):
     i_glu = s['i_glu']
     i_mn = s['i_mn']
     i_pk = s['i_pk']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     n_pk = s['n_pk']
     _t0 = E + E_0
     _t1 = 2*d*i_pk
@@ -156,7 +165,7 @@ def params_moe_ffn(s):
     _t4 = i_glu + 1
     _t5 = d*(b_norm + g_norm)
     return {
-        'moe/router': _t0*_t2*d + _t0*b_router + _t1*n_pk + i_rs*(E + d),
+        'moe/router': _t0*b_router + _t1*n_pk + _t2*d*(E_s*i_srt + _t0) + i_rgs + i_rs*(E + d),
         'moe/experts': E*(_t1*d_e + _t2*(_t3*d_e + b_ff*(_t4*d_e + d))),
         'moe/shared': E_s*(_t3*d_s + b_ff*(_t4*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
@@ -336,6 +345,7 @@ def params_components(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -356,6 +366,7 @@ def params_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -399,6 +410,7 @@ def params_components(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -418,6 +430,7 @@ def params_components(s):
     i_diff = s['i_diff']
     i_dm = s['i_dm']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -448,15 +461,18 @@ def params_components(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -478,6 +494,7 @@ def params_components(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     w_rs = s['w_rs']
     _t0 = b_norm + g_norm
@@ -496,100 +513,105 @@ def params_components(s):
     _t13 = _t5*(E_a*h_kv - h)
     _t14 = _t0*i_mla
     _t15 = d_rope2 + r_kv2
-    _t16 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t17 = (
+    _t16 = d_qk2 + d_v2
+    _t17 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t18 = (
         _t14*(d_rope2*i_krn + r_kv2)
-        + _t16*d
-        + b_qkv*(_t15*i_mla + _t16)
-        + i_mla*(_t15*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + _t17*d
+        + b_qkv*(_t15*i_mla + _t17)
+        + i_mla*(_t15*d + h2*r_kv2*(_t16 - d_rope2))
     )
-    _t18 = d_rope + r_kv
-    _t19 = d_qk + d_v
-    _t20 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t21 = (
+    _t19 = d_rope + r_kv
+    _t20 = d_qk + d_v
+    _t21 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t22 = (
         _t14*(d_rope*i_krn + r_kv)
-        + _t20*d
-        + b_qkv*(_t18*i_mla + _t20)
-        + i_mla*(_t18*d + h*r_kv*(_t19 - d_rope))
+        + _t21*d
+        + b_qkv*(_t19*i_mla + _t21)
+        + i_mla*(_t19*d + h*r_kv*(_t20 - d_rope))
     )
-    _t22 = L_kvs - L_kvs2
-    _t23 = b_o*d
-    _t24 = 1 - i_og
-    _t25 = d_v2*h2
-    _t26 = d*g_o*r_o
-    _t27 = d_v*h
-    _t28 = _t27*d
-    _t29 = 1 - i_gh
-    _t30 = _t29*d_v2
-    _t31 = h2*i_gate
-    _t32 = _t8*b_qkv*(1 - b_gh)
-    _t33 = 2*i_lg
-    _t34 = d*(1 - i_lg)
-    _t35 = _t29*d_v
-    _t36 = h*i_gate
-    _t37 = E_a*_t5
-    _t38 = 2*_t11
-    _t39 = d_qk2*i_qk_head
-    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
-    _t41 = d_qk*i_qk_head
-    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
-    _t43 = _t0*i_qw
-    _t44 = 4*i_diff
-    _t45 = _t0*i_sub
-    _t46 = 2*d_qk
-    _t47 = 2*d_I
-    _t48 = d*h_I
-    _t49 = d*d_I
-    _t50 = d_I*h_I
-    _t51 = L*d
-    _t52 = _t0*_t51
-    _t53 = _t0*d
-    _t54 = 2*d
-    _t55 = n_hc**2
-    _t56 = 2*N_s
-    _t57 = G_s*_t56
-    _t58 = 2*d_in + i_m2*(H_s + _t57)
-    _t59 = R_dt + _t56
-    _t60 = 1 - i_m2
-    _t61 = _t60*d_in
-    _t62 = H_s*i_m2
-    _t63 = 2*H_k*d_lk
-    _t64 = H_v*d_lk
-    _t65 = H_v*d_lv
-    _t66 = _t64 + _t65
-    _t67 = 1 - i_cg
-    _t68 = H_v + _t65
-    _t69 = L_dn*d
-    _t70 = H_la*L_la*d_la
-    _t71 = 3*d
-    _t72 = _t70*d
-    _t73 = L_rw*d_rw
-    _t74 = _t73*d
-    _t75 = d**2
-    _t76 = d*d_gr
-    _t77 = L_gr*(_t76 + d_gr)
-    _t78 = L_gr*d_gr
-    _t79 = 2*d_gr
-    _t80 = H_ml*L_ml
-    _t81 = _t80*d*d_mk
-    _t82 = _t80*d_mv
-    _t83 = _t82*d
-    _t84 = 2*H_ml
-    _t85 = b_sc*d
-    _t86 = _t19*h_kv
-    _t87 = i_glu + 1
-    _t88 = b_ff*d_ff
-    _t89 = d*d_ff
-    _t90 = _t87*(_t88 + _t89)
-    _t91 = _t89 + b_ff*d
-    _t92 = _t45*d_ff
-    _t93 = E + E_0
-    _t94 = _t54*i_pk
-    _t95 = 1 - i_pk
-    _t96 = d*(i_glu + 2)
-    _t97 = 3*_t53
-    _t98 = _t51*p_le
-    _t99 = _t51*i_au
+    _t23 = L_kvs - L_kvs2
+    _t24 = b_o*d
+    _t25 = 1 - i_og
+    _t26 = d_v2*h2
+    _t27 = d*g_o*r_o
+    _t28 = d_v*h
+    _t29 = _t28*d
+    _t30 = 1 - i_gh
+    _t31 = _t30*d_v2
+    _t32 = h2*i_gate
+    _t33 = _t8*b_qkv*(1 - b_gh)
+    _t34 = 2*i_lg
+    _t35 = d*(1 - i_lg)
+    _t36 = _t30*d_v
+    _t37 = h*i_gate
+    _t38 = E_a*_t5
+    _t39 = 2*_t11
+    _t40 = d_qk2*i_qk_head
+    _t41 = _t0*(_t40 + d_qk2*h_kv2*i_qk_proj)
+    _t42 = d_qk*i_qk_head
+    _t43 = _t0*(_t42 + d_qk*h_kv*i_qk_proj)
+    _t44 = _t0*i_qw
+    _t45 = L_att2*h2
+    _t46 = _t9*h
+    _t47 = 4*i_diff
+    _t48 = _t0*i_sub
+    _t49 = d*d_rl
+    _t50 = _t20*h_kv
+    _t51 = 2*d_qk
+    _t52 = 2*d_I
+    _t53 = d*h_I
+    _t54 = d*d_I
+    _t55 = d_I*h_I
+    _t56 = L*d
+    _t57 = _t0*_t56
+    _t58 = _t0*d
+    _t59 = 2*d
+    _t60 = 2*_t56
+    _t61 = n_hc**2
+    _t62 = 2*N_s
+    _t63 = G_s*_t62
+    _t64 = 2*d_in + i_m2*(H_s + _t63)
+    _t65 = R_dt + _t62
+    _t66 = 1 - i_m2
+    _t67 = _t66*d_in
+    _t68 = H_s*i_m2
+    _t69 = 2*H_k*d_lk
+    _t70 = H_v*d_lk
+    _t71 = H_v*d_lv
+    _t72 = _t70 + _t71
+    _t73 = 1 - i_cg
+    _t74 = H_v + _t71
+    _t75 = L_dn*d
+    _t76 = H_la*L_la*d_la
+    _t77 = 3*d
+    _t78 = _t76*d
+    _t79 = L_rw*d_rw
+    _t80 = _t79*d
+    _t81 = d**2
+    _t82 = d*d_gr
+    _t83 = L_gr*(_t82 + d_gr)
+    _t84 = L_gr*d_gr
+    _t85 = 2*d_gr
+    _t86 = H_ml*L_ml
+    _t87 = _t86*d*d_mk
+    _t88 = _t86*d_mv
+    _t89 = _t88*d
+    _t90 = 2*H_ml
+    _t91 = b_sc*d
+    _t92 = i_glu + 1
+    _t93 = b_ff*d_ff
+    _t94 = d*d_ff
+    _t95 = _t92*(_t93 + _t94)
+    _t96 = _t94 + b_ff*d
+    _t97 = _t48*d_ff
+    _t98 = E + E_0
+    _t99 = _t59*i_pk
+    _t100 = 1 - i_pk
+    _t101 = d*(i_glu + 2)
+    _t102 = 3*_t58
+    _t103 = _t56*p_le
+    _t104 = _t56*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -607,123 +629,129 @@ def params_components(s):
                 + i_qlora*(_t11*_t7*r_q + d*r_q)
             )
         ),
-        'attention/kv': L_att2*_t17 - L_kvs2*_t17 - _t21*_t22 + _t21*_t9,
+        'attention/kv': L_att2*_t18 - L_kvs2*_t18 - _t22*_t23 + _t22*_t9,
         'attention/o': (
-            L_att2*(_t23 + _t24*_t25*d + _t6*d_v2 + i_og*(_t25*r_o + _t26))
-            + _t9*(_t13*d_v + _t23 + _t24*_t28 + i_og*(_t26 + _t27*r_o))
+            L_att2*(_t24 + _t25*_t26*d + _t6*d_v2 + i_og*(_t26*r_o + _t27))
+            + _t9*(_t13*d_v + _t24 + _t25*_t29 + i_og*(_t27 + _t28*r_o))
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*_t32 + _t31*(_t30 + i_gh)*(_t33*r_q2 + _t34) + b_gh*h2)
-            + _t9*(_t32*_t35*_t36 + _t36*(_t35 + i_gh)*(_t33*r_q + _t34) + b_gh*h)
+            L_att2*(_t31*_t32*_t33 + _t32*(_t31 + i_gh)*(_t34*r_q2 + _t35) + b_gh*h2)
+            + _t9*(_t33*_t36*_t37 + _t37*(_t36 + i_gh)*(_t34*r_q + _t35) + b_gh*h)
         ),
-        'attention/router': L_att2*_t37 + _t37*_t9,
-        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t38),
+        'attention/router': L_att2*_t38 + _t38*_t9,
+        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t39),
         'attention/qk_norm': (
-            L_att2*(_t40 + _t43*(_t3*i_qk_proj + _t39))
-            - L_kvs2*_t40
-            - _t22*_t42
-            + _t9*(_t42 + _t43*(_t11*i_qk_proj + _t41))
+            L_att2*(_t41 + _t44*(_t3*i_qk_proj + _t40))
+            - L_kvs2*_t41
+            - _t23*_t43
+            + _t9*(_t43 + _t44*(_t11*i_qk_proj + _t42))
         ),
-        'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/sinks': _t45*i_sink2 + _t46*i_sink,
+        'attention/lambda': L_att2*_t47*d_qk2 + _t47*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t26*_t48 + _t28*_t48*_t9,
         'attention/dynamic_mask': (
             L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
             + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
         ),
+        'attention/relative': _t45*_t49 + _t46*_t49 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
+        'attention/conv': L_att2*_t16*h_kv2*k_rc + _t50*_t9*k_rc,
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t51*m_csa + d_qk) + L_hca*_t51*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(_t47*m_csa + d_I)
-            + L_csa*(_t48 + 4*_t49 + _t50*r_q)
-            + L_idx*(_t47 + _t48*i_hw + _t49 + _t50*(d*(1 - i_hw) + i_hw*r_q))
+            L_csa*(_t52*m_csa + d_I)
+            + L_csa*(_t53 + 4*_t54 + _t55*r_q)
+            + L_idx*(_t52 + _t53*i_hw + _t54 + _t55*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t52*n_norm - _t53*(1 - i_n0),
-        'norm_gates': _t54*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t55*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t58*b_ssm + _t58*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t57*i_m2 + d_in),
-        'mamba/x': L_ssm*_t59*_t61,
-        'mamba/dt': L_ssm*(R_dt*_t61 + _t61 + _t62),
-        'mamba/ssm': L_ssm*(_t60*(N_s*d_in + d_in) + 2*_t62),
-        'mamba/norm': L_ssm*(_t59*_t60*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t57*n_norm - _t58*(1 - i_n0),
+        'norm_gates': _t59*r_ng*(L + L_moe),
+        'residual_conv': _t60*k_rc,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t61*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t64*b_ssm + _t64*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t63*i_m2 + d_in),
+        'mamba/x': L_ssm*_t65*_t67,
+        'mamba/dt': L_ssm*(R_dt*_t67 + _t67 + _t68),
+        'mamba/ssm': L_ssm*(_t66*(N_s*d_in + d_in) + 2*_t68),
+        'mamba/norm': L_ssm*(_t65*_t66*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t69*(_t63 + _t66*i_gf + _t67*_t68 + _t68),
-        'deltanet/lowrank': L_dn*i_cg*(_t54*r_g + _t66*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t63 + _t65),
-        'deltanet/gates': L_dn*(H_v*_t67 + H_v + _t64*i_cg),
+        'deltanet/in': _t75*(_t69 + _t72*i_gf + _t73*_t74 + _t74),
+        'deltanet/lowrank': L_dn*i_cg*(_t59*r_g + _t72*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t69 + _t71),
+        'deltanet/gates': L_dn*(H_v*_t73 + H_v + _t70*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t65*_t69,
-        'lightning/qkv': _t70*_t71,
-        'lightning/gate': _t72,
-        'lightning/out': _t72,
-        'lightning/norm': _t70,
-        'rwkv/key': _t74,
-        'rwkv/value': _t74,
-        'rwkv/receptance': _t74,
-        'rwkv/output': _t74,
-        'rwkv/gate': L_rw*_t75,
-        'rwkv/decay': 2*_t73,
+        'deltanet/out': _t71*_t75,
+        'lightning/qkv': _t76*_t77,
+        'lightning/gate': _t78,
+        'lightning/out': _t78,
+        'lightning/norm': _t76,
+        'rwkv/key': _t80,
+        'rwkv/value': _t80,
+        'rwkv/receptance': _t80,
+        'rwkv/output': _t80,
+        'rwkv/gate': L_rw*_t81,
+        'rwkv/decay': 2*_t79,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t77,
-        'griffin/x': _t77,
-        'griffin/conv': _t78*(k_gr + 1),
-        'griffin/gates': L_gr*(_t79*w_gr + _t79),
-        'griffin/decay': _t78,
-        'griffin/out': L_gr*(_t76 + d),
-        'mlstm/q': _t81,
-        'mlstm/k': _t81,
-        'mlstm/v': _t83,
-        'mlstm/ogate': _t83,
-        'mlstm/gates': L_ml*(_t84*d + _t84),
-        'mlstm/norm': _t82,
-        'mlstm/out': _t83,
-        'conv/in': L_sc*(3*_t75 + 3*_t85),
+        'griffin/y': _t83,
+        'griffin/x': _t83,
+        'griffin/conv': _t84*(k_gr + 1),
+        'griffin/gates': L_gr*(_t85*w_gr + _t85),
+        'griffin/decay': _t84,
+        'griffin/out': L_gr*(_t82 + d),
+        'mlstm/q': _t87,
+        'mlstm/k': _t87,
+        'mlstm/v': _t89,
+        'mlstm/ogate': _t89,
+        'mlstm/gates': L_ml*(_t90*d + _t90),
+        'mlstm/norm': _t88,
+        'mlstm/out': _t89,
+        'conv/in': L_sc*(3*_t81 + 3*_t91),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t75 + _t85),
+        'conv/out': L_sc*(_t81 + _t91),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t86*d,
-        'cross_attention/o': L_xa*_t28,
+        'cross_attention/kv': L_xa*_t50*d,
+        'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t90 + L_dw*(_t87*(2*_t88 + 2*_t89) - _t90),
-        'mlp/down': L_dense*_t91 + L_dw*_t89,
+        'mlp/up': L_dense*_t95 + L_dw*(_t92*(2*_t93 + 2*_t94) - _t95),
+        'mlp/down': L_dense*_t96 + L_dw*_t94,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t92 + L_dw*_t92,
-        'moe/router': L_moe*(_t93*_t95*d + _t93*b_router + _t94*n_pk + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t94*d_e + _t95*(_t96*d_e + b_ff*(_t87*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t96*d_s + b_ff*(_t87*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t97 + L_dw*_t97,
+        'mlp/scale': L_dense*i_fos,
+        'moe/router': L_moe*(
+            _t100*d*(E_s*i_srt + _t98) + _t98*b_router + _t99*n_pk + i_rgs + i_rs*(E + d)
+        ),
+        'moe/experts': E*L_moe*(_t100*(_t101*d_e + b_ff*(_t92*d_e + d)) + _t99*d_e),
+        'moe/shared': L_moe*(E_s*(_t101*d_s + b_ff*(_t92*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t53*i_mn + _t97*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t54*_t86),
-        'shared_block/mlp': M_sb*(_t90 + _t91 + n_act),
-        'shared_block/norms': M_sb*_t97,
-        'shared_block/projection': L_sb*_t75,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t86 + 6*d) + r_sb*(_t87*d_ff + d)),
+        'moe/norm': L_moe*(_t102*i_bn + _t58*i_mn),
+        'shared_block/attention': M_sb*(_t29 + _t39*d + _t50*_t59),
+        'shared_block/mlp': M_sb*(_t95 + _t96 + n_act),
+        'shared_block/norms': M_sb*_t102,
+        'shared_block/projection': L_sb*_t81,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t50 + 6*d) + r_sb*(_t92*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t98,
-        'per_layer_embeddings/layers': 2*_t98,
-        'per_layer_embeddings/norms': _t0*i_le*(_t51 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t99,
-        'altup/projections': _t75*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t99,
-        'laurel/layers': 2*_t51*r_lr,
-        'laurel/norms': _t52*i_lr,
+        'per_layer_embeddings/projection': _t103,
+        'per_layer_embeddings/layers': 2*_t103,
+        'per_layer_embeddings/norms': _t0*i_le*(_t56 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t104,
+        'altup/projections': _t81*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t104,
+        'laurel/layers': _t60*r_lr,
+        'laurel/norms': _t57*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t53*i_norm_emb,
+        'embedding/norm': _t58*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t54*d_emb*i_proj,
-        'hyper_connections/head': _t55*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t71,
-        'final_norm': _t53*i_norm_final,
+        'embedding_projection': _t59*d_emb*i_proj,
+        'hyper_connections/head': _t61*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t77,
+        'final_norm': _t58*i_norm_final,
         'residual_scales': d*n_rs*w_rs,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t53 + _t75 + b_ph*d),
+        'prediction_head': i_ph*(_t58 + _t81 + b_ph*d),
     }
 
 
@@ -733,6 +761,7 @@ def params_summary(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -753,6 +782,7 @@ def params_summary(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -797,6 +827,7 @@ def params_summary(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -817,6 +848,7 @@ def params_summary(s):
     i_dm = s['i_dm']
     i_dsa = s['i_dsa']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -848,16 +880,19 @@ def params_summary(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -879,6 +914,7 @@ def params_summary(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     w_rs = s['w_rs']
     _t0 = d*i_moa
@@ -927,228 +963,243 @@ def params_summary(s):
     _t43 = d*(1 - i_lg)
     _t44 = _t7*i_mla
     _t45 = d_rope2 + r_kv2
-    _t46 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t47 = (
+    _t46 = d_qk2 + d_v2
+    _t47 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t48 = (
         _t44*(d_rope2*i_krn + r_kv2)
-        + _t46*d
-        + b_qkv*(_t45*i_mla + _t46)
-        + i_mla*(_t45*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + _t47*d
+        + b_qkv*(_t45*i_mla + _t47)
+        + i_mla*(_t45*d + h2*r_kv2*(_t46 - d_rope2))
     )
-    _t48 = 2*d_I
-    _t49 = 2*d_qk
-    _t50 = d*h_I
-    _t51 = d*d_I
-    _t52 = d_I*h_I
-    _t53 = d*d_ff
-    _t54 = _t53 + b_ff*d
-    _t55 = L_dn*d_lv
-    _t56 = H_v*d_lk
-    _t57 = 1 - i_cg
-    _t58 = b_ff*d_ff
-    _t59 = _t30*(_t53 + _t58)
-    _t60 = L_gr*d_gr
-    _t61 = d*d_gr
-    _t62 = 2*d_gr
-    _t63 = _t48 + _t50*i_hw + _t51 + _t52*(d*(1 - i_hw) + i_hw*r_q)
-    _t64 = 2*H_ml
-    _t65 = _t64*d
-    _t66 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
-    _t67 = _t7*d
-    _t68 = 3*_t67
-    _t69 = _t67*i_mn + _t68*i_bn
-    _t70 = E + E_0
-    _t71 = _t27*n_pk + _t28*_t70*d + _t70*b_router + i_rs*(E + d)
-    _t72 = d**2
-    _t73 = d_qk + d_v
-    _t74 = _t73*h_kv
-    _t75 = b_sc*d
-    _t76 = 2*N_s
-    _t77 = G_s*_t76
-    _t78 = 2*d_in + i_m2*(H_s + _t77)
-    _t79 = H_s*i_m2
-    _t80 = 1 - i_m2
-    _t81 = R_dt + _t76
-    _t82 = _t80*d_in
-    _t83 = _t54 + _t59 + n_act
-    _t84 = d_qk*i_qk_head
-    _t85 = _t7*(_t84 + d_qk*h_kv*i_qk_proj)
-    _t86 = _t37*(_t22*i_qk_proj + _t84) + _t85
-    _t87 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t88 = _t38*d_v
-    _t89 = h*i_gate
-    _t90 = _t41*_t88*_t89 + _t89*(_t88 + i_gh)*(_t42*r_q + _t43) + b_gh*h
-    _t91 = d_rope + r_kv
-    _t92 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t93 = (
+    _t49 = 2*d_I
+    _t50 = 2*d_qk
+    _t51 = d*h_I
+    _t52 = d*d_I
+    _t53 = d_I*h_I
+    _t54 = d*d_ff
+    _t55 = _t54 + b_ff*d
+    _t56 = L_dn*d_lv
+    _t57 = H_v*d_lk
+    _t58 = 1 - i_cg
+    _t59 = b_ff*d_ff
+    _t60 = _t30*(_t54 + _t59)
+    _t61 = L_gr*d_gr
+    _t62 = d*d_gr
+    _t63 = 2*d_gr
+    _t64 = _t49 + _t51*i_hw + _t52 + _t53*(d*(1 - i_hw) + i_hw*r_q)
+    _t65 = 2*H_ml
+    _t66 = _t65*d
+    _t67 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
+    _t68 = _t7*d
+    _t69 = 3*_t68
+    _t70 = _t68*i_mn + _t69*i_bn
+    _t71 = E + E_0
+    _t72 = _t27*n_pk + _t28*d*(E_s*i_srt + _t71) + _t71*b_router + i_rgs + i_rs*(E + d)
+    _t73 = d**2
+    _t74 = d_qk + d_v
+    _t75 = _t74*h_kv
+    _t76 = b_sc*d
+    _t77 = 2*N_s
+    _t78 = G_s*_t77
+    _t79 = 2*d_in + i_m2*(H_s + _t78)
+    _t80 = H_s*i_m2
+    _t81 = 1 - i_m2
+    _t82 = R_dt + _t77
+    _t83 = _t81*d_in
+    _t84 = _t55 + _t60 + n_act
+    _t85 = d_qk*i_qk_head
+    _t86 = _t7*(_t85 + d_qk*h_kv*i_qk_proj)
+    _t87 = _t37*(_t22*i_qk_proj + _t85) + _t86
+    _t88 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t89 = _t38*d_v
+    _t90 = h*i_gate
+    _t91 = _t41*_t89*_t90 + _t90*(_t89 + i_gh)*(_t42*r_q + _t43) + b_gh*h
+    _t92 = d_rope + r_kv
+    _t93 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t94 = (
         _t44*(d_rope*i_krn + r_kv)
-        + _t92*d
-        + b_qkv*(_t91*i_mla + _t92)
-        + i_mla*(_t91*d + h*r_kv*(_t73 - d_rope))
+        + _t93*d
+        + b_qkv*(_t92*i_mla + _t93)
+        + i_mla*(_t92*d + h*r_kv*(_t74 - d_rope))
     )
-    _t94 = L_kvs - L_kvs2
-    _t95 = L_rw*d_rw
-    _t96 = 3*d
-    _t97 = 5*d
-    _t98 = H_la*L_la*d_la
-    _t99 = H_ml*L_ml*d_mv
-    _t100 = L*d
-    _t101 = 2*H_k*d_lk
-    _t102 = H_v*d_lv
-    _t103 = _t102 + _t56
-    _t104 = H_v + _t102
-    _t105 = b_moe*d
-    _t106 = h*i_sink
-    _t107 = i_rel*(2*_t22 + _t23)
-    _t108 = 4*i_diff
-    _t109 = 4*d
-    _t110 = _t108*d_qk
-    _t111 = E_a*_t0
-    _t112 = L*_t67
-    _t113 = _t67*n_norm
-    _t114 = _t7*i_sub
-    _t115 = _t114*d_ff
-    _t116 = _t114*_t17
-    _t117 = (
+    _t95 = L_kvs - L_kvs2
+    _t96 = L_rw*d_rw
+    _t97 = 3*d
+    _t98 = 5*d
+    _t99 = H_la*L_la*d_la
+    _t100 = H_ml*L_ml*d_mv
+    _t101 = L*d
+    _t102 = L_att2*h2
+    _t103 = 2*H_k*d_lk
+    _t104 = H_v*d_lv
+    _t105 = _t104 + _t57
+    _t106 = H_v + _t104
+    _t107 = b_moe*d
+    _t108 = h*i_sink
+    _t109 = i_rel*(2*_t22 + _t23)
+    _t110 = 2*_t101
+    _t111 = 4*i_diff
+    _t112 = 4*d
+    _t113 = _t111*d_qk
+    _t114 = E_a*_t0
+    _t115 = L*_t68
+    _t116 = _t68*n_norm
+    _t117 = d*d_rl
+    _t118 = _t7*i_sub
+    _t119 = _t118*d_ff
+    _t120 = _t117*h
+    _t121 = _t75*k_rc
+    _t122 = _t118*_t17
+    _t123 = (
         C_cen*d
-        + D_tg*_t96
-        + H_v*_t55*d
-        + L*_t113
+        + D_tg*_t97
+        + H_v*_t56*d
+        + L*_t116
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t108*d_qk2
-        + L_att2*_t111
-        + L_att2*_t114*_t4
-        + L_att2*_t47
-        + L_att2*h2*i_sink2
+        + L_att2*_t111*d_qk2
+        + L_att2*_t114
+        + L_att2*_t118*_t4
+        + L_att2*_t46*h_kv2*k_rc
+        + L_att2*_t48
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t36 + _t37*(_t34 + _t35*h2))
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
         + L_att2*(_t39*_t40*_t41 + _t40*(_t39 + i_gh)*(_t42*r_q2 + _t43) + b_gh*h2)
-        + L_csa*_t109*d_qk
-        + L_csa*(_t48*m_csa + d_I)
-        + L_csa*(_t49*m_csa + d_qk)
-        + L_csa*(_t50 + 4*_t51 + _t52*r_q)
-        + L_dense*_t115
-        + L_dense*_t54
-        + L_dense*_t59
+        + L_csa*_t112*d_qk
+        + L_csa*(_t49*m_csa + d_I)
+        + L_csa*(_t50*m_csa + d_qk)
+        + L_csa*(_t51 + 4*_t52 + _t53*r_q)
+        + L_dense*_t119
+        + L_dense*_t55
+        + L_dense*_t60
+        + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t101 + _t103*i_gf + _t104*_t57 + _t104)
-        + L_dn*i_cg*(_t103*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t101 + _t102)
-        + L_dn*(H_v*_t57 + H_v + _t56*i_cg)
-        + L_dw*_t115
-        + L_dw*_t53
-        + L_dw*(_t30*(2*_t53 + 2*_t58) - _t59)
-        + L_gr*(_t61 + d)
-        + 2*L_gr*(_t61 + d_gr)
-        + L_gr*(_t62*w_gr + _t62)
-        + L_hca*_t49*d
+        + L_dn*d*(_t103 + _t105*i_gf + _t106*_t58 + _t106)
+        + L_dn*i_cg*(_t105*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t103 + _t104)
+        + L_dn*(H_v*_t58 + H_v + _t57*i_cg)
+        + L_dw*_t119
+        + L_dw*_t54
+        + L_dw*(_t30*(2*_t54 + 2*_t59) - _t60)
+        + L_gr*(_t62 + d)
+        + 2*L_gr*(_t62 + d_gr)
+        + L_gr*(_t63*w_gr + _t63)
+        + L_hca*_t50*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t63
+        + L_idx*_t64
         - L_kvs2*_t36
-        - L_kvs2*_t47
-        + L_ml*_t65*d_mk
-        + L_ml*(_t64 + _t65)
-        + L_moe*_t105
-        + L_moe*_t66
-        + L_moe*_t69
-        + L_moe*_t71
-        + L_rw*_t72
-        + L_rw*_t97
-        + L_sb*_t72
-        + L_sb*(i_sba*r_sb*(_t22 + _t74 + 6*d) + r_sb*(_t30*d_ff + d))
+        - L_kvs2*_t48
+        + L_ml*_t66*d_mk
+        + L_ml*(_t65 + _t66)
+        + L_moe*_t107
+        + L_moe*_t67
+        + L_moe*_t70
+        + L_moe*_t72
+        + L_rw*_t73
+        + L_rw*_t98
+        + L_sb*_t73
+        + L_sb*(i_sba*r_sb*(_t22 + _t75 + 6*d) + r_sb*(_t30*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t72 + _t75)
-        + L_sc*(3*_t72 + 3*_t75)
-        + L_ssm*_t81*_t82
-        + L_ssm*(2*_t79 + _t80*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t77*i_m2 + d_in)
-        + L_ssm*(_t78*b_ssm + _t78*d)
+        + L_sc*(_t73 + _t76)
+        + L_sc*(3*_t73 + 3*_t76)
+        + L_ssm*_t82*_t83
+        + L_ssm*(2*_t80 + _t81*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t78*i_m2 + d_in)
+        + L_ssm*(_t79*b_ssm + _t79*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t80*_t81*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t82 + _t79 + _t82)
+        + L_ssm*(_t81*_t82*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t83 + _t80 + _t83)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t74*d
+        + L_xa*_t75*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t68
-        + M_sb*_t83
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t74)
-        + _t100*i_au
-        + 3*_t100*p_le
-        + 2*_t100*r_lr
-        + _t106*_t15
-        + _t107*_t15
-        + _t109*_t95
-        + _t110*_t15
-        + _t111*_t15
-        + _t112*i_au
-        + _t112*i_lr
-        + _t116*_t15
-        + _t15*_t86
+        + M_sb*_t69
+        + M_sb*_t84
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t75)
+        + _t100*_t97
+        + _t100
+        + _t101*i_au
+        + 3*_t101*p_le
+        + _t102*_t117
+        + _t102*i_sink2
+        + _t108*_t15
+        + _t109*_t15
+        + _t110*k_rc
+        + _t110*r_lr
+        + _t112*_t96
+        + _t113*_t15
+        + _t114*_t15
+        + _t115*i_au
+        + _t115*i_lr
+        + _t120*_t15
+        + _t121*_t15
+        + _t122*_t15
         + _t15*_t87
-        + _t15*_t90
-        + _t15*_t93
+        + _t15*_t88
+        + _t15*_t91
+        + _t15*_t94
         + _t26*d_emb*i_proj
         + _t26*r_ng*(L + L_moe)
         + _t33*d
-        + _t55
-        + _t60*(k_gr + 1)
-        + _t60
-        + _t67*i_norm_emb
-        + _t67*i_norm_final
-        - _t67*(1 - i_n0)
-        + _t7*i_le*(_t100 + p_le)
-        + _t72*(-2*i_au + 2*n_au)
-        - _t85*_t94
-        - _t93*_t94
-        + 2*_t95
-        + _t96*_t99
-        + _t97*_t98
-        + _t98
+        + _t56
+        + _t61*(k_gr + 1)
+        + _t61
+        + _t68*i_norm_emb
+        + _t68*i_norm_final
+        - _t68*(1 - i_n0)
+        + _t7*i_le*(_t101 + p_le)
+        + _t73*(-2*i_au + 2*n_au)
+        - _t86*_t95
+        - _t94*_t95
+        + 2*_t96
+        + _t98*_t99
         + _t99
         + b_oL*d
         + d*n_rs*w_rs
+        + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
-        + i_ph*(_t67 + _t72 + b_ph*d)
+        + i_ph*(_t68 + _t73 + b_ph*d)
         + n_hc
     )
-    _t118 = (
+    _t124 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t32
-        + _t117
+        + _t123
         + _t15*_t20
         + _t15*_t25
     )
-    _t119 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t120 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t119
+    _t125 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t126 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t125
     return {
-        'total': _t118 + _t120,
-        'embedding': _t119,
-        'non_embedding': _t118,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t117 + _t120 + _t15*_t19 + _t15*_t24,
+        'total': _t124 + _t126,
+        'embedding': _t125,
+        'non_embedding': _t124,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t123 + _t126 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t68
-            + 2*M*_t72
+            M*_t69
+            + 2*M*_t73
             + M*(
-                _t106
-                + _t107
-                + _t110
-                + _t111
+                _t108
+                + _t109
                 + _t113
+                + _t114
                 + _t116
+                + _t120
+                + _t121
+                + _t122
                 + _t20
                 + _t25
-                + _t63*i_dsa
-                + _t86
+                + _t64*i_dsa
                 + _t87
-                + _t90
-                + _t93
-                + i_moe*(_t105 + _t32 + _t66 + _t69 + _t71)
-                + (1 - i_moe)*(_t115 + _t83)
+                + _t88
+                + _t91
+                + _t94
+                + i_moe*(_t107 + _t32 + _t67 + _t70 + _t72)
+                + (1 - i_moe)*(_t119 + _t84 + i_fos)
             )
         ),
     }
@@ -1160,6 +1211,7 @@ def flops_forward_components(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1170,6 +1222,8 @@ def flops_forward_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -1180,6 +1234,8 @@ def flops_forward_components(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -1205,6 +1261,7 @@ def flops_forward_components(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1241,9 +1298,11 @@ def flops_forward_components(s):
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     n_au = s['n_au']
@@ -1259,157 +1318,174 @@ def flops_forward_components(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = d_qk2*h2
     _t1 = d*(1 - i_qlora)
     _t2 = i_lg + 1
     _t3 = 2*L_att2
     _t4 = d_qk*h
-    _t5 = 2*L_att - 2*L_att2
-    _t6 = d*(1 - i_mla)
-    _t7 = (
-        _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t5 = -L_att2
+    _t6 = L_att + _t5
+    _t7 = 2*_t6
+    _t8 = d_qk2 + d_v2
+    _t9 = d*(1 - i_mla)
+    _t10 = (
+        _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t8 - d_rope2))
     )
-    _t8 = d_qk + d_v
-    _t9 = _t6*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t8 - d_rope))
-    _t10 = 1 - i_og
-    _t11 = d_v2*h2
-    _t12 = d*g_o*r_o
-    _t13 = d_v*h
-    _t14 = _t13*d
-    _t15 = 1 - i_gh
-    _t16 = 2*i_lg
-    _t17 = d*(1 - i_lg)
-    _t18 = E_a*d*i_moa
-    _t19 = d*h_I
-    _t20 = d*d_I
-    _t21 = d_I*h_I
-    _t22 = d*d_qk
-    _t23 = 2*d_in
-    _t24 = 2*N_s
-    _t25 = G_s*_t24
-    _t26 = 2*d
-    _t27 = L_ssm*_t23
-    _t28 = _t27*(1 - i_m2)
-    _t29 = 2*H_k*d_lk
-    _t30 = H_v*d_lv
-    _t31 = H_v*d_lk + _t30
-    _t32 = H_v + _t30
-    _t33 = L_dn*_t26
-    _t34 = 2*L_dn
-    _t35 = 6*d
-    _t36 = H_la*L_la
-    _t37 = _t36*d_la
-    _t38 = _t26*_t37
-    _t39 = L_rw*d_rw
-    _t40 = _t26*_t39
-    _t41 = d**2
-    _t42 = 2*_t41
-    _t43 = L_gr*d_gr
-    _t44 = _t26*_t43
-    _t45 = H_ml*L_ml
-    _t46 = _t26*_t45
-    _t47 = _t46*d_mk
-    _t48 = _t46*d_mv
-    _t49 = 4*d
-    _t50 = _t26*_t4
-    _t51 = L_xa*i_img
-    _t52 = i_glu + 2
-    _t53 = _t26*_t52*d_ff
-    _t54 = _t26*i_pk
-    _t55 = d*(1 - i_pk)
-    _t56 = 2*L_moe
-    _t57 = n_hc**2
-    _t58 = _t57*i_hcm
-    _t59 = 2*L
-    _t60 = _t8*h_kv
-    _t61 = 2*L_sb
-    _t62 = L*_t49
-    _t63 = n_au**2
-    _t64 = 2*d_emb
+    _t11 = d_qk + d_v
+    _t12 = _t9*h_kv*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t11 - d_rope))
+    _t13 = 1 - i_og
+    _t14 = d_v2*h2
+    _t15 = d*g_o*r_o
+    _t16 = d_v*h
+    _t17 = _t16*d
+    _t18 = 1 - i_gh
+    _t19 = 2*i_lg
+    _t20 = d*(1 - i_lg)
+    _t21 = _t3*d
+    _t22 = E_a*i_moa
+    _t23 = _t7*d
+    _t24 = L_chk2 + L_loc2
+    _t25 = _t11*h_kv
+    _t26 = d*h_I
+    _t27 = d*d_I
+    _t28 = d_I*h_I
+    _t29 = d*d_qk
+    _t30 = 2*d_in
+    _t31 = 2*N_s
+    _t32 = G_s*_t31
+    _t33 = 2*d
+    _t34 = L_ssm*_t30
+    _t35 = _t34*(1 - i_m2)
+    _t36 = 2*H_k*d_lk
+    _t37 = H_v*d_lv
+    _t38 = H_v*d_lk + _t37
+    _t39 = H_v + _t37
+    _t40 = L_dn*_t33
+    _t41 = 2*L_dn
+    _t42 = 6*d
+    _t43 = H_la*L_la
+    _t44 = _t43*d_la
+    _t45 = _t33*_t44
+    _t46 = L_rw*d_rw
+    _t47 = _t33*_t46
+    _t48 = d**2
+    _t49 = 2*_t48
+    _t50 = L_gr*d_gr
+    _t51 = _t33*_t50
+    _t52 = H_ml*L_ml
+    _t53 = _t33*_t52
+    _t54 = _t53*d_mk
+    _t55 = _t53*d_mv
+    _t56 = 4*d
+    _t57 = L*_t56
+    _t58 = _t33*_t4
+    _t59 = L_xa*i_img
+    _t60 = i_glu + 2
+    _t61 = _t33*_t60*d_ff
+    _t62 = _t33*i_pk
+    _t63 = d*(1 - i_pk)
+    _t64 = 2*L_moe
+    _t65 = n_hc**2
+    _t66 = _t65*i_hcm
+    _t67 = 2*L
+    _t68 = 2*L_sb
+    _t69 = n_au**2
+    _t70 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
-            + _t5*(_t1*_t4 + i_qlora*(_t2*_t4*r_q + d*r_q))
+            + _t7*(_t1*_t4 + i_qlora*(_t2*_t4*r_q + d*r_q))
         ),
-        'attention/kv': -2*L_kvs2*_t7 + _t3*_t7 + _t5*_t9 - 2*_t9*(L_kvs - L_kvs2),
+        'attention/kv': -2*L_kvs2*_t10 + _t10*_t3 + _t12*_t7 - 2*_t12*(L_kvs - L_kvs2),
         'attention/o': (
-            _t3*(_t10*_t11*d + i_og*(_t11*r_o + _t12)) + _t5*(_t10*_t14 + i_og*(_t12 + _t13*r_o))
+            _t3*(_t13*_t14*d + i_og*(_t14*r_o + _t15)) + _t7*(_t13*_t17 + i_og*(_t15 + _t16*r_o))
         ),
         'attention/gate': (
-            _t3*h2*i_gate*(_t15*d_v2 + i_gh)*(_t16*r_q2 + _t17)
-            + _t5*h*i_gate*(_t15*d_v + i_gh)*(_t16*r_q + _t17)
+            _t3*h2*i_gate*(_t18*d_v2 + i_gh)*(_t19*r_q2 + _t20)
+            + _t7*h*i_gate*(_t18*d_v + i_gh)*(_t19*r_q + _t20)
         ),
-        'attention/router': _t18*_t3 + _t18*_t5,
-        'attention/dynamic_mask': _t3*d_v2*h_kv2**2*i_dm + _t5*d_v*h_kv**2*i_dm,
+        'attention/router': _t21*_t22 + _t22*_t23,
+        'attention/dynamic_mask': _t3*d_v2*h_kv2**2*i_dm + _t7*d_v*h_kv**2*i_dm,
+        'attention/relative': (
+            _t21*d_rl*h2
+            + _t23*d_rl*h
+            + 2*d_rl*(
+                h*(E_rl*(-L_chk - L_loc + _t24 + _t6) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t24 - _t5) + L_loc2*w)
+            )
+        ),
+        'attention/conv': _t25*_t7*k_rc + _t3*_t8*h_kv2*k_rc,
         'attention/indexer': (
-            2*L_csa*(_t19 + 4*_t20 + _t21*r_q)
-            + 2*L_idx*(_t19*i_hw + _t20 + _t21*(d*(1 - i_hw) + i_hw*r_q))
+            2*L_csa*(_t26 + 4*_t27 + _t28*r_q)
+            + 2*L_idx*(_t26*i_hw + _t27 + _t28*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'attention/compressor': 8*L_csa*_t22 + 4*L_hca*_t22,
-        'mamba/in': L_ssm*_t26*(_t23 + i_m2*(H_s + _t25)),
-        'mamba/x': _t28*(R_dt + _t24),
-        'mamba/dt': R_dt*_t28,
-        'mamba/out': _t27*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t25*i_m2 + d_in),
+        'attention/compressor': 8*L_csa*_t29 + 4*L_hca*_t29,
+        'mamba/in': L_ssm*_t33*(_t30 + i_m2*(H_s + _t32)),
+        'mamba/x': _t35*(R_dt + _t31),
+        'mamba/dt': R_dt*_t35,
+        'mamba/out': _t34*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t32*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t33*(_t29 + _t31*i_gf + _t32*(1 - i_cg) + _t32),
-        'deltanet/lowrank': _t34*i_cg*(_t26*r_g + _t31*r_g),
-        'deltanet/out': _t30*_t33,
-        'deltanet/conv': _t34*k_dn*(_t29 + _t30),
-        'deltanet/scan': 7*L_dn*_t30*d_lk,
-        'lightning/qkv': _t35*_t37,
-        'lightning/gate': _t38,
-        'lightning/out': _t38,
-        'lightning/scan': 5*_t36*d_la**2,
-        'rwkv/key': _t40,
-        'rwkv/value': _t40,
-        'rwkv/receptance': _t40,
-        'rwkv/output': _t40,
-        'rwkv/gate': L_rw*_t42,
-        'rwkv/scan': 9*_t39,
-        'griffin/y': _t44,
-        'griffin/x': _t44,
-        'griffin/gates': 4*_t43*w_gr,
-        'griffin/out': _t44,
-        'griffin/conv': 2*_t43*k_gr,
-        'griffin/scan': 3*_t43,
-        'mlstm/q': _t47,
-        'mlstm/k': _t47,
-        'mlstm/v': _t48,
-        'mlstm/ogate': _t48,
-        'mlstm/gates': _t45*_t49,
-        'mlstm/out': _t48,
-        'mlstm/scan': 5*_t45*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t41,
-        'conv/out': L_sc*_t42,
-        'conv/conv': L_sc*_t26*k_sc,
-        'cross_attention/q': _t50*_t51,
-        'cross_attention/o': _t13*_t26*_t51,
-        'mlp': L_dense*_t53 + L_dw*_t53 - L_xa*_t53*(1 - i_img),
-        'moe/router': _t56*(_t54*n_pk + _t55*(E + E_0)),
-        'moe/experts': _t56*k*(_t52*_t55*d_e + _t54*d_e),
-        'moe/shared': _t56*(E_s*_t52*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t59*(_t26*_t58 + d*n_hc*(2*_t58 + 4*n_hc)),
-        'hyper_connections/head': _t26*_t57,
-        'shared_block/attention': _t61*(_t14 + _t26*_t60 + _t50),
-        'shared_block/mlp': L_sb*_t53,
-        'shared_block/projection': L_sb*_t42,
-        'shared_block/adapters': _t61*(
-            i_sba*r_sb*(_t35 + _t4 + _t60) + r_sb*(d + d_ff*(i_glu + 1))
+        'deltanet/in': _t40*(_t36 + _t38*i_gf + _t39*(1 - i_cg) + _t39),
+        'deltanet/lowrank': _t41*i_cg*(_t33*r_g + _t38*r_g),
+        'deltanet/out': _t37*_t40,
+        'deltanet/conv': _t41*k_dn*(_t36 + _t37),
+        'deltanet/scan': 7*L_dn*_t37*d_lk,
+        'lightning/qkv': _t42*_t44,
+        'lightning/gate': _t45,
+        'lightning/out': _t45,
+        'lightning/scan': 5*_t43*d_la**2,
+        'rwkv/key': _t47,
+        'rwkv/value': _t47,
+        'rwkv/receptance': _t47,
+        'rwkv/output': _t47,
+        'rwkv/gate': L_rw*_t49,
+        'rwkv/scan': 9*_t46,
+        'griffin/y': _t51,
+        'griffin/x': _t51,
+        'griffin/gates': 4*_t50*w_gr,
+        'griffin/out': _t51,
+        'griffin/conv': 2*_t50*k_gr,
+        'griffin/scan': 3*_t50,
+        'mlstm/q': _t54,
+        'mlstm/k': _t54,
+        'mlstm/v': _t55,
+        'mlstm/ogate': _t55,
+        'mlstm/gates': _t52*_t56,
+        'mlstm/out': _t55,
+        'mlstm/scan': 5*_t52*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t48,
+        'conv/out': L_sc*_t49,
+        'conv/conv': L_sc*_t33*k_sc,
+        'residual_conv': _t57*k_rc,
+        'cross_attention/q': _t58*_t59,
+        'cross_attention/o': _t16*_t33*_t59,
+        'mlp': L_dense*_t61 + L_dw*_t61 - L_xa*_t61*(1 - i_img),
+        'moe/router': _t64*(_t62*n_pk + _t63*(E + E_0 + E_s*i_srt)),
+        'moe/experts': _t64*k*(_t60*_t63*d_e + _t62*d_e),
+        'moe/shared': _t64*(E_s*_t60*d*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t67*(_t33*_t66 + d*n_hc*(2*_t66 + 4*n_hc)),
+        'hyper_connections/head': _t33*_t65,
+        'shared_block/attention': _t68*(_t17 + _t25*_t33 + _t58),
+        'shared_block/mlp': L_sb*_t61,
+        'shared_block/projection': L_sb*_t49,
+        'shared_block/adapters': _t68*(
+            i_sba*r_sb*(_t25 + _t4 + _t42) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t59*d*p_le,
-        'per_layer_embeddings/layers': _t62*p_le,
-        'altup/layers': _t59*(_t63*d + _t63 + 2*d*n_au + n_au**3),
-        'altup/projections': _t42*(-2*i_au + 2*n_au),
-        'laurel/layers': _t62*r_lr,
-        'norm_gates': _t26*r_ng*(_t56 + _t59),
-        'embedding_projection': _t49*d_emb*i_proj,
-        'drafter/projections': D_tg*_t35,
-        'centroid_head': C_cen*_t26,
-        'lm_head': V_cen*_t64 + V_o*_t64*(1 - i_cen),
-        'prediction_head': _t42*i_ph,
+        'per_layer_embeddings/projection': _t67*d*p_le,
+        'per_layer_embeddings/layers': _t57*p_le,
+        'altup/layers': _t67*(_t69*d + _t69 + 2*d*n_au + n_au**3),
+        'altup/projections': _t49*(-2*i_au + 2*n_au),
+        'laurel/layers': _t57*r_lr,
+        'norm_gates': _t33*r_ng*(_t64 + _t67),
+        'embedding_projection': _t56*d_emb*i_proj,
+        'drafter/projections': D_tg*_t42,
+        'centroid_head': C_cen*_t33,
+        'lm_head': V_cen*_t70 + V_o*_t70*(1 - i_cen),
+        'prediction_head': _t49*i_ph,
     }
 
 
@@ -1420,6 +1496,7 @@ def flops(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1475,6 +1552,7 @@ def flops(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1514,9 +1592,11 @@ def flops(s):
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -1544,135 +1624,150 @@ def flops(s):
     _t5 = 4*d
     _t6 = H_ml*L_ml
     _t7 = _t5*_t6
-    _t8 = 8*d
-    _t9 = 2*d_in
-    _t10 = L_ssm*_t9
-    _t11 = d**2
-    _t12 = 2*_t11
-    _t13 = n_hc**2
-    _t14 = E_a*_t0*i_moa
-    _t15 = H_la*L_la
-    _t16 = H_v*d_lv
-    _t17 = L_dn*_t0
-    _t18 = d_qk*h
-    _t19 = _t0*_t18
-    _t20 = L_xa*i_img
-    _t21 = d_v*h
-    _t22 = 2*L_att2
-    _t23 = i_glu + 2
-    _t24 = _t0*_t23*d_ff
-    _t25 = L_att - L_att2
-    _t26 = _t10*(1 - i_m2)
-    _t27 = 2*N_s
-    _t28 = G_s*_t27
-    _t29 = 2*L
-    _t30 = 2*L_moe
-    _t31 = 2*H_k*d_lk
-    _t32 = 2*L_dn
-    _t33 = 2*_t25
-    _t34 = d*h_I
-    _t35 = d*d_I
-    _t36 = d_I*h_I
-    _t37 = H_v*d_lk + _t16
-    _t38 = n_au**2
-    _t39 = _t0*i_pk
-    _t40 = d*(1 - i_pk)
-    _t41 = _t21*d
-    _t42 = d_qk + d_v
-    _t43 = _t42*h_kv
-    _t44 = _t0*_t43
-    _t45 = 2*L_sb
-    _t46 = _t13*i_hcm
-    _t47 = 1 - i_og
-    _t48 = d_v2*h2
-    _t49 = d*g_o*r_o
-    _t50 = d_qk2*h2
-    _t51 = d*(1 - i_qlora)
-    _t52 = i_lg + 1
-    _t53 = 1 - i_gh
-    _t54 = 2*i_lg
-    _t55 = d*(1 - i_lg)
-    _t56 = H_v + _t16
-    _t57 = d*(1 - i_mla)
-    _t58 = (
-        2*_t57*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t8 = L*_t5
+    _t9 = 8*d
+    _t10 = 2*d_in
+    _t11 = L_ssm*_t10
+    _t12 = d**2
+    _t13 = 2*_t12
+    _t14 = n_hc**2
+    _t15 = L_att2*_t0
+    _t16 = E_a*i_moa
+    _t17 = H_la*L_la
+    _t18 = H_v*d_lv
+    _t19 = L_dn*_t0
+    _t20 = d_qk*h
+    _t21 = _t0*_t20
+    _t22 = L_xa*i_img
+    _t23 = d_v*h
+    _t24 = 2*L_att2
+    _t25 = d_qk2 + d_v2
+    _t26 = i_glu + 2
+    _t27 = _t0*_t26*d_ff
+    _t28 = -L_att2
+    _t29 = L_att + _t28
+    _t30 = _t0*_t29
+    _t31 = _t11*(1 - i_m2)
+    _t32 = 2*N_s
+    _t33 = G_s*_t32
+    _t34 = 2*L
+    _t35 = 2*L_moe
+    _t36 = 2*H_k*d_lk
+    _t37 = 2*L_dn
+    _t38 = 2*_t29
+    _t39 = d_qk + d_v
+    _t40 = _t39*h_kv
+    _t41 = d*h_I
+    _t42 = d*d_I
+    _t43 = d_I*h_I
+    _t44 = H_v*d_lk + _t18
+    _t45 = n_au**2
+    _t46 = _t23*d
+    _t47 = _t0*_t40
+    _t48 = 2*L_sb
+    _t49 = _t0*i_pk
+    _t50 = d*(1 - i_pk)
+    _t51 = _t14*i_hcm
+    _t52 = 1 - i_og
+    _t53 = d_v2*h2
+    _t54 = d*g_o*r_o
+    _t55 = d_qk2*h2
+    _t56 = d*(1 - i_qlora)
+    _t57 = i_lg + 1
+    _t58 = 1 - i_gh
+    _t59 = 2*i_lg
+    _t60 = d*(1 - i_lg)
+    _t61 = H_v + _t18
+    _t62 = d*(1 - i_mla)
+    _t63 = (
+        2*_t62*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t25 - d_rope2))
     )
-    _t59 = (
-        2*_t57*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t42 - d_rope))
+    _t64 = (
+        2*_t62*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
     )
-    _t60 = L_xa*T_img
+    _t65 = L_chk2 + L_loc2
+    _t66 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
             + L*_t1*p_le
-            + L*_t5*r_lr
-            + L_att2*_t14
-            + L_att2*_t58
-            + L_csa*_t8*d_qk
-            + 2*L_csa*(_t34 + 4*_t35 + _t36*r_q)
-            + L_dense*_t24
-            + 7*L_dn*_t16*d_lk
-            + L_dw*_t24
+            + L_att2*_t63
+            + L_csa*_t9*d_qk
+            + 2*L_csa*(_t41 + 4*_t42 + _t43*r_q)
+            + L_dense*_t27
+            + 7*L_dn*_t18*d_lk
+            + L_dw*_t27
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t34*i_hw + _t35 + _t36*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t58
-            + L_rw*_t12
-            + L_sb*_t12
-            + L_sb*_t24
+            + 2*L_idx*(_t41*i_hw + _t42 + _t43*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t63
+            + L_rw*_t13
+            + L_sb*_t13
+            + L_sb*_t27
             + L_sc*_t0*k_sc
-            + 8*L_sc*_t11
+            + 8*L_sc*_t12
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t9 + i_m2*(H_s + _t28))
-            + 2*L_ssm*k_s*(_t28*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
-            + R_dt*_t26
+            + L_ssm*_t0*(_t10 + i_m2*(H_s + _t33))
+            + 2*L_ssm*k_s*(_t33*i_m2 + d_in)
+            - L_xa*_t27*(1 - i_img)
+            + R_dt*_t31
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
-            + _t0*_t13
-            + _t0*_t20*_t21
-            + _t0*r_ng*(_t29 + _t30)
+            + _t0*_t14
+            + _t0*_t22*_t23
+            + _t0*r_ng*(_t34 + _t35)
             + _t1*_t2
             + _t1*_t6*d_mv
-            + _t10*d
-            + _t12*i_ph
-            + _t12*(-2*i_au + 2*n_au)
-            + _t14*_t25
-            + 10*_t15*d*d_la
-            + 5*_t15*d_la**2
-            + _t16*_t17
-            + _t17*(_t31 + _t37*i_gf + _t56*(1 - i_cg) + _t56)
-            + _t19*_t20
+            + _t11*d
+            + _t13*i_ph
+            + _t13*(-2*i_au + 2*n_au)
+            + _t15*_t16
+            + _t15*d_rl*h2
+            + _t16*_t30
+            + 10*_t17*d*d_la
+            + 5*_t17*d_la**2
+            + _t18*_t19
+            + _t19*(_t36 + _t44*i_gf + _t61*(1 - i_cg) + _t61)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t22*d_v2*h_kv2**2*i_dm
-            + _t22*h2*i_gate*(_t53*d_v2 + i_gh)*(_t54*r_q2 + _t55)
-            + _t22*(_t50*_t51 + i_qlora*(_t50*_t52*r_q2 + d*r_q2))
-            + _t22*(_t47*_t48*d + i_og*(_t48*r_o + _t49))
-            + _t25*_t59
-            + _t26*(R_dt + _t27)
-            + _t29*(_t0*_t46 + d*n_hc*(2*_t46 + 4*n_hc))
-            + _t29*(_t38*d + _t38 + 2*d*n_au + n_au**3)
-            + _t3*_t8
+            + _t21*_t22
+            + _t24*_t25*h_kv2*k_rc
+            + _t24*d_v2*h_kv2**2*i_dm
+            + _t24*h2*i_gate*(_t58*d_v2 + i_gh)*(_t59*r_q2 + _t60)
+            + _t24*(_t55*_t56 + i_qlora*(_t55*_t57*r_q2 + d*r_q2))
+            + _t24*(_t52*_t53*d + i_og*(_t53*r_o + _t54))
+            + _t29*_t64
+            + _t3*_t9
             + 9*_t3
-            + _t30*k*(_t23*_t40*d_e + _t39*d_e)
-            + _t30*(_t39*n_pk + _t40*(E + E_0))
-            + _t30*(E_s*_t23*d*d_s + d*i_shared_gate)
-            + _t32*i_cg*(_t0*r_g + _t37*r_g)
-            + _t32*k_dn*(_t16 + _t31)
-            + _t33*d_v*h_kv**2*i_dm
-            + _t33*h*i_gate*(_t53*d_v + i_gh)*(_t54*r_q + _t55)
-            + _t33*(_t18*_t51 + i_qlora*(_t18*_t52*r_q + d*r_q))
-            + _t33*(_t41*_t47 + i_og*(_t21*r_o + _t49))
-            + _t45*(i_sba*r_sb*(_t1 + _t18 + _t43) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t45*(_t19 + _t41 + _t44)
+            + _t30*d_rl*h
+            + _t31*(R_dt + _t32)
+            + _t34*(_t0*_t51 + d*n_hc*(2*_t51 + 4*n_hc))
+            + _t34*(_t45*d + _t45 + 2*d*n_au + n_au**3)
+            + _t35*k*(_t26*_t50*d_e + _t49*d_e)
+            + _t35*(_t49*n_pk + _t50*(E + E_0 + E_s*i_srt))
+            + _t35*(E_s*_t26*d*d_s + d*i_shared_gate)
+            + _t37*i_cg*(_t0*r_g + _t44*r_g)
+            + _t37*k_dn*(_t18 + _t36)
+            + _t38*_t40*k_rc
+            + _t38*d_v*h_kv**2*i_dm
+            + _t38*h*i_gate*(_t58*d_v + i_gh)*(_t59*r_q + _t60)
+            + _t38*(_t20*_t56 + i_qlora*(_t20*_t57*r_q + d*r_q))
+            + _t38*(_t46*_t52 + i_og*(_t23*r_o + _t54))
+            + _t48*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t48*(_t21 + _t46 + _t47)
             + _t5*d_emb*i_proj
-            - _t59*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
+            - _t64*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
+            + _t8*k_rc
+            + _t8*r_lr
+            + 2*d_rl*(
+                h*(E_rl*(-L_chk - L_loc + _t29 + _t65) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t28 - _t65) + L_loc2*w)
+            )
         ),
         'attention_per_sequence': (
             L_csa*(
@@ -1777,8 +1872,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t44*_t60,
-        'cross_scores_per_sequence': 2*T*_t42*_t60*h,
+        'image_kv_per_sequence': _t47*_t66,
+        'cross_scores_per_sequence': 2*T*_t39*_t66*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -1811,6 +1906,7 @@ def rules_train_per_token(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -1831,6 +1927,7 @@ def rules_train_per_token(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -1875,6 +1972,7 @@ def rules_train_per_token(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -1894,6 +1992,7 @@ def rules_train_per_token(s):
     i_diff = s['i_diff']
     i_dm = s['i_dm']
     i_dtn = s['i_dtn']
+    i_fos = s['i_fos']
     i_gate = s['i_gate']
     i_gf = s['i_gf']
     i_gh = s['i_gh']
@@ -1924,16 +2023,19 @@ def rules_train_per_token(s):
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rgs = s['i_rgs']
     i_rs = s['i_rs']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -1955,6 +2057,7 @@ def rules_train_per_token(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     w_rs = s['w_rs']
     _t0 = 6*d
@@ -1963,248 +2066,259 @@ def rules_train_per_token(s):
     _t3 = b_norm + g_norm
     _t4 = _t3*i_mla
     _t5 = d_rope2 + r_kv2
-    _t6 = 1 - i_mla
-    _t7 = _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t8 = (
+    _t6 = d_qk2 + d_v2
+    _t7 = 1 - i_mla
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t9 = (
         6*_t4*(d_rope2*i_krn + r_kv2)
-        + 6*_t7*d
-        + 6*b_qkv*(_t5*i_mla + _t7)
-        + 6*i_mla*(_t5*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+        + 6*_t8*d
+        + 6*b_qkv*(_t5*i_mla + _t8)
+        + 6*i_mla*(_t5*d + h2*r_kv2*(_t6 - d_rope2))
     )
-    _t9 = L_kvs - L_kvs2
-    _t10 = d_rope + r_kv
-    _t11 = d_qk + d_v
-    _t12 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t13 = (
-        6*_t12*d
+    _t10 = L_kvs - L_kvs2
+    _t11 = d_rope + r_kv
+    _t12 = d_qk + d_v
+    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = (
+        6*_t13*d
         + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t10*i_mla + _t12)
-        + 6*i_mla*(_t10*d + h*r_kv*(_t11 - d_rope))
+        + 6*b_qkv*(_t11*i_mla + _t13)
+        + 6*i_mla*(_t11*d + h*r_kv*(_t12 - d_rope))
     )
-    _t14 = n_hc**2
-    _t15 = d_qk2*i_qk_head
-    _t16 = d_qk2*i_qk_proj
-    _t17 = _t3*(_t15 + _t16*h_kv2)
-    _t18 = _t3*i_qw
-    _t19 = 6*L_att2
-    _t20 = 1 - i_gh
-    _t21 = _t20*d_v2
-    _t22 = h2*i_gate
-    _t23 = _t6*b_qkv*(1 - b_gh)
-    _t24 = 2*i_lg
-    _t25 = d*(1 - i_lg)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = i_qlora*r_q2
-    _t31 = 1 - i_qlora
-    _t32 = d_qk2*h2
-    _t33 = _t32*d
-    _t34 = i_lg + 1
-    _t35 = 2*d_I
-    _t36 = 6*L_csa
-    _t37 = d*h_I
-    _t38 = d*d_I
-    _t39 = d_I*h_I
-    _t40 = 6*L_dense
-    _t41 = d*d_ff
-    _t42 = _t41 + b_ff*d
-    _t43 = 6*L_dn
-    _t44 = H_v*d_lk
-    _t45 = 1 - i_cg
-    _t46 = i_glu + 1
-    _t47 = b_ff*d_ff
-    _t48 = _t46*(_t41 + _t47)
-    _t49 = 6*L_dw
-    _t50 = 6*L_gr
-    _t51 = _t50*d_gr
-    _t52 = d*d_gr
-    _t53 = 2*d_gr
-    _t54 = 2*H_ml
-    _t55 = 6*L_ml
-    _t56 = d*(i_glu + 2)
-    _t57 = 6*L_moe
-    _t58 = _t3*d
-    _t59 = E + E_0
-    _t60 = 2*d
-    _t61 = _t60*i_pk
-    _t62 = 1 - i_pk
-    _t63 = d**2
-    _t64 = 6*_t63
-    _t65 = d_qk*h
-    _t66 = _t11*h_kv
-    _t67 = b_sc*d
-    _t68 = 6*L_sc
-    _t69 = 6*L_ssm
-    _t70 = 2*N_s
-    _t71 = G_s*_t70
-    _t72 = 2*d_in + i_m2*(H_s + _t71)
-    _t73 = H_s*i_m2
-    _t74 = 1 - i_m2
-    _t75 = R_dt + _t70
-    _t76 = _t74*d_in
-    _t77 = d_v*h
-    _t78 = _t77*d
-    _t79 = 6*M_sb
-    _t80 = 6*h
-    _t81 = d_qk*i_qk_head
-    _t82 = _t3*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = L_att - L_att2
-    _t84 = 6*_t83
-    _t85 = _t20*d_v
-    _t86 = h*i_gate
-    _t87 = i_qlora*r_q
-    _t88 = _t65*d
-    _t89 = L_rw*d_rw
-    _t90 = 18*d
-    _t91 = 30*d
-    _t92 = _t0*_t3
-    _t93 = H_la*L_la*d_la
-    _t94 = H_ml*d_mv
-    _t95 = L*i_au
-    _t96 = 2*H_k*d_lk
-    _t97 = H_v*d_lv
-    _t98 = _t44 + _t97
-    _t99 = H_v + _t97
-    _t100 = L_dn*_t0
-    _t101 = L*d
-    _t102 = 12*d
-    _t103 = 24*i_diff
-    _t104 = 24*d
-    _t105 = E_a*_t0*i_moa
-    _t106 = L*_t92
-    _t107 = _t3*i_sub
-    _t108 = _t107*d_ff
-    _t109 = L_xa*_t0
-    _t110 = (
+    _t15 = n_hc**2
+    _t16 = d_qk2*i_qk_head
+    _t17 = d_qk2*i_qk_proj
+    _t18 = _t3*(_t16 + _t17*h_kv2)
+    _t19 = _t3*i_qw
+    _t20 = 6*L_att2
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = h2*i_gate
+    _t24 = _t7*b_qkv*(1 - b_gh)
+    _t25 = 2*i_lg
+    _t26 = d*(1 - i_lg)
+    _t27 = b_o*d
+    _t28 = 1 - i_og
+    _t29 = d_v2*h2
+    _t30 = d*g_o*r_o
+    _t31 = i_qlora*r_q2
+    _t32 = 1 - i_qlora
+    _t33 = d_qk2*h2
+    _t34 = _t33*d
+    _t35 = i_lg + 1
+    _t36 = 2*d_I
+    _t37 = 6*L_csa
+    _t38 = d*h_I
+    _t39 = d*d_I
+    _t40 = d_I*h_I
+    _t41 = 6*L_dense
+    _t42 = d*d_ff
+    _t43 = _t42 + b_ff*d
+    _t44 = 6*L_dn
+    _t45 = H_v*d_lk
+    _t46 = 1 - i_cg
+    _t47 = i_glu + 1
+    _t48 = b_ff*d_ff
+    _t49 = _t47*(_t42 + _t48)
+    _t50 = 6*L_dw
+    _t51 = 6*L_gr
+    _t52 = _t51*d_gr
+    _t53 = d*d_gr
+    _t54 = 2*d_gr
+    _t55 = 2*H_ml
+    _t56 = 6*L_ml
+    _t57 = d*(i_glu + 2)
+    _t58 = 6*L_moe
+    _t59 = _t3*d
+    _t60 = E + E_0
+    _t61 = 2*d
+    _t62 = _t61*i_pk
+    _t63 = 1 - i_pk
+    _t64 = d**2
+    _t65 = 6*_t64
+    _t66 = d_qk*h
+    _t67 = _t12*h_kv
+    _t68 = b_sc*d
+    _t69 = 6*L_sc
+    _t70 = 6*L_ssm
+    _t71 = 2*N_s
+    _t72 = G_s*_t71
+    _t73 = 2*d_in + i_m2*(H_s + _t72)
+    _t74 = H_s*i_m2
+    _t75 = 1 - i_m2
+    _t76 = R_dt + _t71
+    _t77 = _t75*d_in
+    _t78 = d_v*h
+    _t79 = _t78*d
+    _t80 = 6*M_sb
+    _t81 = 6*h
+    _t82 = d_qk*i_qk_head
+    _t83 = _t3*(_t82 + d_qk*h_kv*i_qk_proj)
+    _t84 = L_att - L_att2
+    _t85 = 6*_t84
+    _t86 = _t21*d_v
+    _t87 = h*i_gate
+    _t88 = i_qlora*r_q
+    _t89 = _t66*d
+    _t90 = L_rw*d_rw
+    _t91 = 18*d
+    _t92 = 30*d
+    _t93 = _t0*_t3
+    _t94 = H_la*L_la*d_la
+    _t95 = H_ml*d_mv
+    _t96 = L*i_au
+    _t97 = 2*H_k*d_lk
+    _t98 = H_v*d_lv
+    _t99 = _t45 + _t98
+    _t100 = H_v + _t98
+    _t101 = L_dn*_t0
+    _t102 = L*d
+    _t103 = 12*_t102
+    _t104 = 12*d
+    _t105 = 24*i_diff
+    _t106 = 24*d
+    _t107 = L_att2*_t0
+    _t108 = E_a*i_moa
+    _t109 = _t0*_t84
+    _t110 = L*_t93
+    _t111 = _t3*i_sub
+    _t112 = _t111*d_ff
+    _t113 = L_xa*_t0
+    _t114 = (
         C_cen*_t0
-        + D_tg*_t90
-        + H_ml*L_ml*_t102*d_mk
-        + L_att2*_t103*d_qk2
-        + L_att2*_t105
-        + L_att2*_t8
-        + L_csa*_t104*d_qk
-        + 12*L_gr*(_t52 + d_gr)
-        + L_hca*_t102*d_qk
+        + D_tg*_t91
+        + H_ml*L_ml*_t104*d_mk
+        + L_att2*_t105*d_qk2
+        + L_att2*_t9
+        + L_csa*_t106*d_qk
+        + 12*L_gr*(_t53 + d_gr)
+        + L_hca*_t104*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t35 + _t37*i_hw + _t38 + _t39*(d*(1 - i_hw) + i_hw*r_q))
-        - 6*L_kvs2*_t17
-        - L_kvs2*_t8
-        + L_ml*_t90*_t94
+        + 6*L_idx*(_t36 + _t38*i_hw + _t39 + _t40*(d*(1 - i_hw) + i_hw*r_q))
+        - 6*L_kvs2*_t18
+        - L_kvs2*_t9
+        + L_ml*_t91*_t95
         + L_moe*_t0*b_moe
-        + L_rw*_t64
-        + L_rw*_t91
-        + L_sb*_t64
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t65 + _t66) + r_sb*(_t46*d_ff + d))
+        + L_rw*_t65
+        + L_rw*_t92
+        + L_sb*_t65
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t66 + _t67) + r_sb*(_t47*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t58
-        + _t0*_t14
-        + _t0*_t95
+        + 18*M_sb*_t59
+        + _t0*_t15
+        + _t0*_t96
         + _t0*b_oL
         + _t0*n_rs*w_rs
-        + _t100*_t97
-        + _t100*(_t45*_t99 + _t96 + _t98*i_gf + _t99)
-        + 18*_t101*p_le
-        + 12*_t101*r_lr
-        + _t102*d_emb*i_proj
-        + _t102*r_ng*(L + L_moe)
-        + _t103*_t83*d_qk
-        + _t104*_t89
-        + _t105*_t83
-        + _t106*i_lr
-        + _t106*n_norm
-        + _t107*_t19*_t28
-        + _t107*_t77*_t84
-        + _t108*_t40
-        + _t108*_t49
-        + _t109*_t65
-        + _t109*_t66
-        + _t109*_t77
-        + _t13*_t83
-        - _t13*_t9
-        + _t19*h2*i_sink2
-        + _t19*i_rel*(2*_t32 + _t33)
-        + _t19*(_t17 + _t18*(_t15 + _t16*h2))
-        + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t19*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
-        + _t19*(
-            _t3*_t30
-            + _t31*_t33
-            + b_qkv*(_t30*i_mla + _t32*_t6)
-            + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
-        )
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        - _t10*_t14
+        - 6*_t10*_t83
+        + _t101*_t98
+        + _t101*(_t100*_t46 + _t100 + _t97 + _t99*i_gf)
+        + 18*_t102*p_le
+        + _t103*k_rc
+        + _t103*r_lr
+        + _t104*d_emb*i_proj
+        + _t104*r_ng*(L + L_moe)
+        + _t105*_t84*d_qk
+        + _t106*_t90
+        + _t107*_t108
+        + _t107*d_rl*h2
+        + _t108*_t109
+        + _t109*d_rl*h
+        + _t110*i_lr
+        + _t110*n_norm
+        + _t111*_t20*_t29
+        + _t111*_t78*_t85
+        + _t112*_t41
+        + _t112*_t50
+        + _t113*_t66
+        + _t113*_t67
+        + _t113*_t78
+        + _t14*_t84
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t101 + p_le)
-        + _t36*(_t35*m_csa + d_I)
-        + _t36*(2*d_qk*m_csa + d_qk)
-        + _t36*(_t37 + 4*_t38 + _t39*r_q)
-        + _t40*_t42
-        + _t40*_t48
-        + _t40*n_act
-        + _t41*_t49
-        + _t43*d_lv
-        + _t43*i_cg*(_t60*r_g + _t98*r_g)
-        + _t43*k_dn*(_t96 + _t97)
-        + _t43*(H_v*_t45 + H_v + _t44*i_cg)
-        + _t49*(_t46*(2*_t41 + 2*_t47) - _t48)
-        + _t50*(_t52 + d)
-        + _t50*(_t53*w_gr + _t53)
-        + _t51*(k_gr + 1)
-        + _t51
-        + _t55*_t94
-        + _t55*(_t54*d + _t54)
-        + _t57*k*(_t61*d_e + _t62*(_t56*d_e + b_ff*(_t46*d_e + d)))
-        + _t57*(E_s*(_t56*d_s + b_ff*(_t46*d_s + d)) + d*i_shared_gate)
-        + _t57*(3*_t58*i_bn + _t58*i_mn)
-        + _t57*(_t59*_t62*d + _t59*b_router + _t61*n_pk + i_rs*(E + d))
-        + _t64*(-2*i_au + 2*n_au)
-        + _t68*(_t63 + _t67)
-        + _t68*(3*_t63 + 3*_t67)
-        + _t69*_t75*_t76
-        + _t69*(2*_t73 + _t74*(N_s*d_in + d_in))
-        + _t69*(b_cs + k_s)*(_t71*i_m2 + d_in)
-        + _t69*(_t72*b_ssm + _t72*d)
-        + _t69*(b_ssm*d + d*d_in)
-        + _t69*(_t74*_t75*i_dtn + d_in*i_gn*i_m2)
-        + _t69*(R_dt*_t76 + _t73 + _t76)
-        + _t79*(_t42 + _t48 + n_act)
-        + _t79*(_t60*_t65 + _t60*_t66 + _t78)
-        + _t80*_t83*i_sink
-        + _t80*n_pb
-        - 6*_t82*_t9
-        + _t84*i_rel*(2*_t65 + _t88)
-        + _t84*(_t18*(_t65*i_qk_proj + _t81) + _t82)
-        + _t84*(_t26 + _t27*_t78 + i_og*(_t29 + _t77*r_o))
-        + _t84*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t84*(_t23*_t85*_t86 + _t86*(_t85 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t84*(
-            _t3*_t87 + _t31*_t88 + b_qkv*(_t6*_t65 + _t87*i_mla) + i_qlora*(_t34*_t65*r_q + d*r_q)
+        + _t20*_t6*h_kv2*k_rc
+        + _t20*h2*i_sink2
+        + _t20*i_rel*(2*_t33 + _t34)
+        + _t20*(_t18 + _t19*(_t16 + _t17*h2))
+        + _t20*(_t27 + _t28*_t29*d + i_og*(_t29*r_o + _t30))
+        + _t20*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t20*(_t22*_t23*_t24 + _t23*(_t22 + i_gh)*(_t25*r_q2 + _t26) + b_gh*h2)
+        + _t20*(
+            _t3*_t31
+            + _t32*_t34
+            + b_qkv*(_t31*i_mla + _t33*_t7)
+            + i_qlora*(_t33*_t35*r_q2 + d*r_q2)
         )
-        + 12*_t89
-        + _t91*_t93
-        + _t92*_t95
-        + _t92*i_norm_emb
-        + _t92*i_norm_final
-        - _t92*(1 - i_n0)
-        + 6*_t93
+        + 6*_t3*i_le*(_t102 + p_le)
+        + _t37*(_t36*m_csa + d_I)
+        + _t37*(2*d_qk*m_csa + d_qk)
+        + _t37*(_t38 + 4*_t39 + _t40*r_q)
+        + _t41*_t43
+        + _t41*_t49
+        + _t41*i_fos
+        + _t41*n_act
+        + _t42*_t50
+        + _t44*d_lv
+        + _t44*i_cg*(_t61*r_g + _t99*r_g)
+        + _t44*k_dn*(_t97 + _t98)
+        + _t44*(H_v*_t46 + H_v + _t45*i_cg)
+        + _t50*(_t47*(2*_t42 + 2*_t48) - _t49)
+        + _t51*(_t53 + d)
+        + _t51*(_t54*w_gr + _t54)
+        + _t52*(k_gr + 1)
+        + _t52
+        + _t56*_t95
+        + _t56*(_t55*d + _t55)
+        + _t58*k*(_t62*d_e + _t63*(_t57*d_e + b_ff*(_t47*d_e + d)))
+        + _t58*(E_s*(_t57*d_s + b_ff*(_t47*d_s + d)) + d*i_shared_gate)
+        + _t58*(3*_t59*i_bn + _t59*i_mn)
+        + _t58*(_t60*b_router + _t62*n_pk + _t63*d*(E_s*i_srt + _t60) + i_rgs + i_rs*(E + d))
+        + _t65*(-2*i_au + 2*n_au)
+        + _t67*_t85*k_rc
+        + _t69*(_t64 + _t68)
+        + _t69*(3*_t64 + 3*_t68)
+        + _t70*_t76*_t77
+        + _t70*(2*_t74 + _t75*(N_s*d_in + d_in))
+        + _t70*(b_cs + k_s)*(_t72*i_m2 + d_in)
+        + _t70*(_t73*b_ssm + _t73*d)
+        + _t70*(b_ssm*d + d*d_in)
+        + _t70*(_t75*_t76*i_dtn + d_in*i_gn*i_m2)
+        + _t70*(R_dt*_t77 + _t74 + _t77)
+        + _t80*(_t43 + _t49 + n_act)
+        + _t80*(_t61*_t66 + _t61*_t67 + _t79)
+        + _t81*_t84*i_sink
+        + _t81*n_pb
+        + _t85*i_rel*(2*_t66 + _t89)
+        + _t85*(_t19*(_t66*i_qk_proj + _t82) + _t83)
+        + _t85*(_t27 + _t28*_t79 + i_og*(_t30 + _t78*r_o))
+        + _t85*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t85*(_t24*_t86*_t87 + _t87*(_t86 + i_gh)*(_t25*r_q + _t26) + b_gh*h)
+        + _t85*(
+            _t3*_t88 + _t32*_t89 + b_qkv*(_t66*_t7 + _t88*i_mla) + i_qlora*(_t35*_t66*r_q + d*r_q)
+        )
+        + 12*_t90
+        + _t92*_t94
+        + _t93*_t96
+        + _t93*i_norm_emb
+        + _t93*i_norm_final
+        - _t93*(1 - i_n0)
+        + 6*_t94
+        + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t58 + _t63 + b_ph*d)
+        + 6*i_ph*(_t59 + _t64 + b_ph*d)
         + 6*n_hc
     )
-    _t111 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t110
-    _t112 = T*_t32
-    _t113 = T*_t65
-    _t114 = 3*T
-    _t115 = 4*T
+    _t115 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t114
+    _t116 = T*_t33
+    _t117 = T*_t66
+    _t118 = 3*T
+    _t119 = 4*T
     return {
-        '6N': P*_t0 + _t111,
-        'kaplan': _t110 + _t112*_t19 + _t113*_t84,
-        'palm': 12*L_att2*_t112 + _t111 + 12*_t113*_t83,
+        '6N': P*_t0 + _t115,
+        'kaplan': _t114 + _t116*_t20 + _t117*_t85,
+        'palm': 12*L_att2*_t116 + _t115 + 12*_t117*_t84,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2212,11 +2326,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t114*h2 + _t115*_t32 + 8*_t33)
+            3*L_att2*(_t118*h2 + _t119*_t33 + 8*_t34)
             + V*_t0
             + V_o*_t0
-            + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t83*(_t114*h + _t115*_t65 + 8*_t88)
+            + _t104*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t84*(_t118*h + _t119*_t66 + 8*_t89)
         ),
     }
 
@@ -2448,6 +2562,7 @@ def memory_activations(s):
     a_o = s['a_o']
     a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
+    a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2464,6 +2579,7 @@ def memory_activations(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -2525,6 +2641,7 @@ def memory_activations(s):
     i_up = s['i_up']
     i_vp = s['i_vp']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_hc = s['n_hc']
@@ -2601,6 +2718,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -2659,6 +2777,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -2746,6 +2865,7 @@ def memory_activations(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -2753,7 +2873,14 @@ def memory_activations(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -2762,15 +2889,9 @@ def memory_activations(s):
                             )
                             + i_lr*q_a*(d + r_lr)
                         )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
-                        )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -2786,7 +2907,7 @@ def memory_activations(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -2951,6 +3072,7 @@ def memory(s):
     a_o = s['a_o']
     a_pre_projection = s['a_pre_projection']
     a_q = s['a_q']
+    a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
     a_v = s['a_v']
@@ -2968,6 +3090,7 @@ def memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -3035,6 +3158,7 @@ def memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
@@ -3105,10 +3229,11 @@ def memory(s):
                     + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                 )/n_tp
                 + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
@@ -3217,6 +3342,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -3275,6 +3401,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -3362,6 +3489,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -3369,7 +3497,14 @@ def memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -3378,15 +3513,9 @@ def memory(s):
                             )
                             + i_lr*q_a*(d + r_lr)
                         )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
-                        )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3402,7 +3531,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3738,6 +3867,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -3791,6 +3921,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -3873,6 +4004,7 @@ def memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -3880,7 +4012,14 @@ def memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -3889,15 +4028,9 @@ def memory(s):
                             )
                             + i_lr*q_a*(d + r_lr)
                         )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
-                        )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3913,7 +4046,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -4049,6 +4182,7 @@ def finetune_counts(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -4069,6 +4203,7 @@ def finetune_counts(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -4103,6 +4238,7 @@ def finetune_counts(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     n_au = s['n_au']
     n_pk = s['n_pk']
@@ -4139,109 +4275,119 @@ def finetune_counts(s):
     _t21 = _t6*b_gh + i_gh
     _t22 = h2*(_t6*d_v2 + i_gh)
     _t23 = h*(_t6*d_v + i_gh)
-    _t24 = L_moe*r_a
-    _t25 = i_glu + 2
-    _t26 = E*_t25
-    _t27 = L_sc*d
-    _t28 = 2*N_s
-    _t29 = 2*d_in + i_m2*(G_s*_t28 + H_s)
-    _t30 = R_dt + d_in
-    _t31 = 1 - i_m2
-    _t32 = L_ssm*_t31
-    _t33 = H_v*d_lv
-    _t34 = H_la*d_la
-    _t35 = L_la*(_t34 + d)
-    _t36 = 2*H_k*d_lk
-    _t37 = L_dn*r_a
-    _t38 = L_rw*(d + d_rw)
-    _t39 = r_a*(L_rw*(d + d_ff) + _t38)
-    _t40 = 2*d
-    _t41 = L_gr*r_a*(d + d_gr)
-    _t42 = L_ml*r_a*(H_ml + d)
-    _t43 = i_le*r_a
-    _t44 = L*_t43*(d + p_le)
-    _t45 = L*p_le
-    _t46 = L*r_a
-    _t47 = _t46*i_lr*(d + r_lr)
-    _t48 = _t46*i_au
-    _t49 = n_au**2
-    _t50 = 2*i_au
-    _t51 = _t40*r_a*(-i_au + n_au)
-    _t52 = 3*d
-    _t53 = d**2
-    _t54 = _t25*d
-    _t55 = _t54*d_ff
-    _t56 = _t2*d
-    _t57 = _t9*d
-    _t58 = d_qk + d_v
-    _t59 = d*h_kv
-    _t60 = 1 - i_mla
-    _t61 = (
-        _t60*d*h_kv2*(_t18*d_v2 + d_qk2)
+    _t24 = d_rl*h2
+    _t25 = d_rl*h
+    _t26 = L_moe*r_a
+    _t27 = i_glu + 2
+    _t28 = E*_t27
+    _t29 = L_sc*d
+    _t30 = 2*N_s
+    _t31 = 2*d_in + i_m2*(G_s*_t30 + H_s)
+    _t32 = R_dt + d_in
+    _t33 = 1 - i_m2
+    _t34 = L_ssm*_t33
+    _t35 = H_v*d_lv
+    _t36 = H_la*d_la
+    _t37 = L_la*(_t36 + d)
+    _t38 = 2*H_k*d_lk
+    _t39 = L_dn*r_a
+    _t40 = L_rw*(d + d_rw)
+    _t41 = r_a*(L_rw*(d + d_ff) + _t40)
+    _t42 = 2*d
+    _t43 = L_gr*r_a*(d + d_gr)
+    _t44 = L_ml*r_a*(H_ml + d)
+    _t45 = i_le*r_a
+    _t46 = L*_t45*(d + p_le)
+    _t47 = L*p_le
+    _t48 = L*r_a
+    _t49 = _t48*i_lr*(d + r_lr)
+    _t50 = _t48*i_au
+    _t51 = n_au**2
+    _t52 = 2*i_au
+    _t53 = _t42*r_a*(-i_au + n_au)
+    _t54 = 3*d
+    _t55 = d**2
+    _t56 = _t27*d
+    _t57 = _t56*d_ff
+    _t58 = _t2*d
+    _t59 = _t9*d
+    _t60 = d_qk + d_v
+    _t61 = d*h_kv
+    _t62 = 1 - i_mla
+    _t63 = (
+        _t62*d*h_kv2*(_t18*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t62 = d*(1 - i_pk)
-    _t63 = _t31*d_in
-    _t64 = _t59*_t60*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t58 - d_rope))
-    _t65 = H_v*d_lk + _t33
-    _t66 = H_v + _t33
-    _t67 = d*g_o*r_o
-    _t68 = i_lg + 1
-    _t69 = d*i_moa
-    _t70 = E_a*_t69
-    _t71 = _t4*d
-    _t72 = 1 - i_qlora
-    _t73 = _t69*(E_a*h_kv2 - h2)
-    _t74 = 1 - i_og
-    _t75 = 2*i_lg
-    _t76 = d*(1 - i_lg)
-    _t77 = _t69*(E_a*h_kv - h)
-    _t78 = (
-        L*_t40*r_lr
-        + L*(_t49 + d*n_au + n_au**3)
+    _t64 = _t33*d_in
+    _t65 = _t61*_t62*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t60 - d_rope))
+    _t66 = d*(1 - i_pk)
+    _t67 = H_v*d_lk + _t35
+    _t68 = H_v + _t35
+    _t69 = d*g_o*r_o
+    _t70 = i_lg + 1
+    _t71 = d*i_moa
+    _t72 = E_a*_t71
+    _t73 = _t4*d
+    _t74 = 1 - i_qlora
+    _t75 = _t71*(E_a*h_kv2 - h2)
+    _t76 = 1 - i_og
+    _t77 = 2*i_lg
+    _t78 = d*(1 - i_lg)
+    _t79 = _t71*(E_a*h_kv - h)
+    _t80 = (
+        L*_t42*r_lr
+        + L*(_t51 + d*n_au + n_au**3)
         + L_att2*(
-            _t22*i_gate*(_t75*r_q2 + _t76)
-            + _t5*_t74*d
-            + _t61
-            + _t70
-            + _t71*_t72
-            + _t71*i_rel
-            + _t73*d_qk2
-            + _t73*d_v2
+            _t22*i_gate*(_t77*r_q2 + _t78)
+            + _t24*d
+            + _t5*_t76*d
+            + _t63
+            + _t72
+            + _t73*_t74
+            + _t73*i_rel
+            + _t75*d_qk2
+            + _t75*d_v2
             + d_v2*h_kv2**2*i_dm
-            + i_og*(_t5*r_o + _t67)
-            + i_qlora*(_t4*_t68*r_q2 + d*r_q2)
+            + i_og*(_t5*r_o + _t69)
+            + i_qlora*(_t4*_t70*r_q2 + d*r_q2)
         )
-        + L_dense*_t55
+        + L_dense*_t57
         + L_dn*(
-            _t33*d + d*(_t36 + _t65*i_gf + _t66*(1 - i_cg) + _t66) + i_cg*(_t40*r_g + _t65*r_g)
+            _t35*d + d*(_t38 + _t67*i_gf + _t68*(1 - i_cg) + _t68) + i_cg*(_t42*r_g + _t67*r_g)
         )
-        + L_dw*_t55
-        + L_gr*_t52*d_gr
+        + L_dw*_t57
+        + L_gr*_t54*d_gr
         + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t61
-        + 5*L_la*_t34*d
-        + L_ml*(H_ml*_t40 + _t0*_t40 + _t14*_t52)
-        + L_moe*(E_s*_t54*d_s + _t26*_t62*d_e + _t40*i_pk*n_pk + _t62*(E + E_0) + d*i_shared_gate)
-        + L_rw*(_t53 + 4*d*d_rw)
-        + 4*L_sc*_t53
-        + L_ssm*(R_dt*_t63 + _t29*d + _t63*(R_dt + _t28) + d*d_in)
-        + L_xa*(_t56 + _t57 + _t58*_t59)
-        + _t45*_t52
-        + _t53*(-_t50 + 2*n_au)
-        - _t64*(L_kvs + _t11)
+        - L_kvs2*_t63
+        + 5*L_la*_t36*d
+        + L_ml*(H_ml*_t42 + _t0*_t42 + _t14*_t54)
+        + L_moe*(
+            E_s*_t56*d_s
+            + _t28*_t66*d_e
+            + _t42*i_pk*n_pk
+            + _t66*(E + E_0 + E_s*i_srt)
+            + d*i_shared_gate
+        )
+        + L_rw*(_t55 + 4*d*d_rw)
+        + 4*L_sc*_t55
+        + L_ssm*(R_dt*_t64 + _t31*d + _t64*(R_dt + _t30) + d*d_in)
+        + L_xa*(_t58 + _t59 + _t60*_t61)
+        + _t47*_t54
+        + _t55*(-_t52 + 2*n_au)
+        - _t65*(L_kvs + _t11)
         + _t8*(
-            _t23*i_gate*(_t75*r_q + _t76)
-            + _t56*_t72
-            + _t56*i_rel
-            + _t57*_t74
-            + _t64
-            + _t70
-            + _t77*d_qk
-            + _t77*d_v
+            _t23*i_gate*(_t77*r_q + _t78)
+            + _t25*d
+            + _t58*_t74
+            + _t58*i_rel
+            + _t59*_t76
+            + _t65
+            + _t72
+            + _t79*d_qk
+            + _t79*d_v
             + d_v*h_kv**2*i_dm
-            + i_og*(_t67 + _t9*r_o)
-            + i_qlora*(_t2*_t68*r_q + d*r_q)
+            + i_og*(_t69 + _t9*r_o)
+            + i_qlora*(_t2*_t70*r_q + d*r_q)
         )
     )
     return {
@@ -4250,49 +4396,54 @@ def finetune_counts(s):
         'lora/v': a_v*r_a*(L_xa*_t17 + _t12*_t18*(d + d_v2*h_kv2) + _t13*_t17*_t19 + _t15),
         'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t20 + _t20*_t8),
         'lora/g': a_g*r_a*(L_att2*_t21*(_t22 + d) + _t21*_t8*(_t23 + d)),
+        'lora/r': a_r*r_a*(L_att2*(_t24 + d) + _t8*(_t25 + d)),
         'lora/up': a_up*r_a*(
-            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+            L_dw*(d + 2*d_ff)
+            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
+            + (L_dense - L_dw)*(d + d_ff)
         ),
         'lora/gate': a_gate*r_a*(
             L_dw*i_glu*(d + 2*d_ff)
-            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+            + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
             + i_glu*(L_dense - L_dw)*(d + d_ff)
         ),
         'lora/down': a_down*r_a*(
-            L_dw*(d + 2*d_ff) + L_moe*(E_s*d_s + d)*_minimum(1, E_s) + (L_dense - L_dw)*(d + d_ff)
+            L_dw*(d + 2*d_ff)
+            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
+            + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': _t24*_t26*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t24*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t29 + d) + 4*_t27),
-        'lora/x_proj': _t32*a_x_proj*r_a*(_t28 + _t30),
-        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t30*_t32),
+        'lora/experts': _t26*_t28*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t26*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t31 + d) + 4*_t29),
+        'lora/x_proj': _t34*a_x_proj*r_a*(_t30 + _t32),
+        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t32*_t34),
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t33 + d) + L_ssm*(d + d_in) + _t15 + 2*_t27 + _t35
+            L_dn*(_t35 + d) + L_ssm*(d + d_in) + _t15 + 2*_t29 + _t37
         ),
-        'lora/in_proj_qkvz': _t37*a_in_proj_qkvz*(2*_t33 + _t36 + d),
-        'lora/in_proj_ba': _t37*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t34 + d),
-        'lora/output_gate': _t35*a_output_gate*r_a,
-        'lora/key': _t39*a_key,
-        'lora/value': _t39*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t40 + _t38),
-        'lora/output': _t38*a_output*r_a,
-        'lora/linear_y': _t41*a_linear_y,
-        'lora/linear_x': _t41*a_linear_x,
-        'lora/linear_out': _t41*a_linear_out,
+        'lora/in_proj_qkvz': _t39*a_in_proj_qkvz*(2*_t35 + _t38 + d),
+        'lora/in_proj_ba': _t39*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t36 + d),
+        'lora/output_gate': _t37*a_output_gate*r_a,
+        'lora/key': _t41*a_key,
+        'lora/value': _t41*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t42 + _t40),
+        'lora/output': _t40*a_output*r_a,
+        'lora/linear_y': _t43*a_linear_y,
+        'lora/linear_x': _t43*a_linear_x,
+        'lora/linear_out': _t43*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t42*a_igate_preact,
-        'lora/fgate_preact': _t42*a_fgate_preact,
-        'lora/per_layer_input_gate': _t44*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t44*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t43*a_per_layer_model_projection*(_t45 + d),
-        'lora/linear_left': _t47*a_linear_left,
-        'lora/linear_right': _t47*a_linear_right,
-        'lora/modality_router': _t48*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t48*a_prediction_coefs*(_t49 + n_au),
-        'lora/correction_coefs': _t46*_t50*a_correction_coefs*n_au,
-        'lora/altup_projections': _t51*a_altup_projections,
-        'lora/altup_unembed_projections': _t51*a_altup_unembed_projections,
+        'lora/igate_preact': _t44*a_igate_preact,
+        'lora/fgate_preact': _t44*a_fgate_preact,
+        'lora/per_layer_input_gate': _t46*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t46*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t45*a_per_layer_model_projection*(_t47 + d),
+        'lora/linear_left': _t49*a_linear_left,
+        'lora/linear_right': _t49*a_linear_right,
+        'lora/modality_router': _t50*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t50*a_prediction_coefs*(_t51 + n_au),
+        'lora/correction_coefs': _t48*_t52*a_correction_coefs*n_au,
+        'lora/altup_projections': _t53*a_altup_projections,
+        'lora/altup_unembed_projections': _t53*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4323,7 +4474,7 @@ def finetune_counts(s):
             + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -4333,7 +4484,7 @@ def finetune_counts(s):
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw)*(d + d_ff)
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4361,10 +4512,11 @@ def finetune_counts(s):
                 + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_v*r_a*(
@@ -4402,7 +4554,7 @@ def finetune_counts(s):
             + a_centroids*r_a*(C_cen + d)
             + a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -4412,7 +4564,7 @@ def finetune_counts(s):
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4441,10 +4593,11 @@ def finetune_counts(s):
                 + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_v*r_a*(
@@ -4454,8 +4607,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t78,
-        'unquantised': N - _t78,
+        'quantised': _t80,
+        'unquantised': N - _t80,
     }
 
 
@@ -4540,6 +4693,7 @@ def finetune_states(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -4561,6 +4715,7 @@ def finetune_states(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -4602,6 +4757,7 @@ def finetune_states(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -4668,7 +4824,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -4678,7 +4834,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4706,10 +4862,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -4749,6 +4906,7 @@ def finetune_states(s):
                         + d*d_qk2*h2*i_rel
                         + d*d_qk2*h2*(1 - i_qlora)
                         + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                        + d*d_rl*h2
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -4783,7 +4941,7 @@ def finetune_states(s):
                         + E_s*d*d_s*(i_glu + 2)
                         + 2*d*i_pk*n_pk
                         + d*i_shared_gate
-                        + d*(1 - i_pk)*(E + E_0)
+                        + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -4800,6 +4958,7 @@ def finetune_states(s):
                         + d*d_qk*h*i_rel
                         + d*d_qk*h*(1 - i_qlora)
                         + d*d_qk*i_moa*(E_a*h_kv - h)
+                        + d*d_rl*h
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -4865,7 +5024,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -4875,7 +5034,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -4903,10 +5062,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -4990,7 +5150,7 @@ def finetune_states(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -5000,7 +5160,7 @@ def finetune_states(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5030,10 +5190,11 @@ def finetune_states(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -5071,7 +5232,7 @@ def finetune_states(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -5081,7 +5242,7 @@ def finetune_states(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5111,10 +5272,11 @@ def finetune_states(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -5176,7 +5338,7 @@ def finetune_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -5186,7 +5348,7 @@ def finetune_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -5214,10 +5376,11 @@ def finetune_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -5333,6 +5496,7 @@ def finetune_memory(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -5355,6 +5519,7 @@ def finetune_memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -5423,6 +5588,7 @@ def finetune_memory(s):
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
     i_sp = s['i_sp']
+    i_srt = s['i_srt']
     i_swr = s['i_swr']
     i_up = s['i_up']
     i_vp = s['i_vp']
@@ -5430,6 +5596,7 @@ def finetune_memory(s):
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_cp = s['n_cp']
     n_dp = s['n_dp']
@@ -5471,6 +5638,7 @@ def finetune_memory(s):
             + L*a_per_layer_input_gate*i_le
             + L*a_per_layer_projection*i_le
             + L*a_prediction_coefs*i_au
+            + L_att*a_r
             + L_dn*a_in_proj_ba
             + L_dn*a_in_proj_qkvz
             + L_gr*a_linear_out
@@ -5491,12 +5659,12 @@ def finetune_memory(s):
             + a_altup_projections*(-i_au + n_au)
             + a_altup_unembed_projections*(-i_au + n_au)
             + a_centroids
-            + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
             + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
             + a_gate*(
                 L_dw*i_glu
-                + L_moe*i_glu*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_in_proj*(L_sc + L_ssm)
@@ -5507,7 +5675,7 @@ def finetune_memory(s):
             + a_post_projection
             + a_pre_projection
             + a_q*(L_att + L_ml + L_xa*i_img)
-            + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+            + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
                 L_ml
                 + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5526,6 +5694,7 @@ def finetune_memory(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -5546,12 +5715,12 @@ def finetune_memory(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
-                    + L_moe*i_glu*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
                 )
                 + a_in_proj*(L_sc + L_ssm)
@@ -5562,7 +5731,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -5620,6 +5789,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, b + h_kv2 - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -5678,6 +5848,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -5765,6 +5936,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, b + h_kv - 2)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -5772,7 +5944,14 @@ def finetune_memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -5781,15 +5960,9 @@ def finetune_memory(s):
                             )
                             + i_lr*q_a*(d + r_lr)
                         )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
-                        )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -5805,7 +5978,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -5894,6 +6067,7 @@ def finetune_memory(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -5928,7 +6102,7 @@ def finetune_memory(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -5945,6 +6119,7 @@ def finetune_memory(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6082,7 +6257,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6092,7 +6267,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6122,10 +6297,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6163,7 +6339,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6173,7 +6349,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6203,10 +6379,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6245,7 +6422,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6255,7 +6432,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6283,10 +6460,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6324,7 +6502,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6334,7 +6512,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6362,10 +6540,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6413,6 +6592,7 @@ def finetune_memory(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -6447,7 +6627,7 @@ def finetune_memory(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6464,6 +6644,7 @@ def finetune_memory(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -6592,7 +6773,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6602,7 +6783,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6632,10 +6813,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6673,7 +6855,7 @@ def finetune_memory(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6683,7 +6865,7 @@ def finetune_memory(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6713,10 +6895,11 @@ def finetune_memory(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -6755,7 +6938,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6765,7 +6948,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6793,10 +6976,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6834,7 +7018,7 @@ def finetune_memory(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -6844,7 +7028,7 @@ def finetune_memory(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -6872,10 +7056,11 @@ def finetune_memory(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -6898,6 +7083,7 @@ def finetune_memory(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -6918,12 +7104,12 @@ def finetune_memory(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
                 + a_gate*(
                     L_dw*i_glu
-                    + L_moe*i_glu*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw - L_xa*(1 - i_img))
                 )
                 + a_in_proj*(L_sc + L_ssm)
@@ -6934,7 +7120,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
                     + (1 - i_kev)*(L_att - L_att2 - L_kvs + L_kvs2)
@@ -6989,6 +7175,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk2 + d_v2)*(h2 - h_kv2)*_minimum(1, h_kv2 - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk2*h2/n_tp + h_t2*(d_qk2 + d_v2))
+                        + q_a*(d_rl*h2/n_tp + h_t2*(d_qk2 + d_v2)*_minimum(1, k_rc))
                     )
                     + L_s_dn*q_a*(
                         4*H_k*d_lk + 5*H_v*d_lv + 66*H_v + i_cg*(H_v*d_lk - H_v + 2*r_g)
@@ -7042,6 +7229,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                         + n_tp**(-i_sp)*(
                             d*(3*q_a*(1 - i_hf) + 3*i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)/d)
                             + q_a*(d + r_sb*(3*i_sba + 1))
@@ -7124,6 +7312,7 @@ def finetune_memory(s):
                             + i_scores*q_a*(d_qk + d_v)*(h - h_kv)*_minimum(1, h_kv - 1)
                         )/n_tp
                         + q_a*(-i_mla*i_rnu + 1)*(d_qk*h/n_tp + h_t*(d_qk + d_v))
+                        + q_a*(d_rl*h/n_tp + h_t*(d_qk + d_v)*_minimum(1, k_rc))
                     )
                     - (L_s_kvs - L_s_kvs2)*(
                         d_qk*h_kv*i_hf*(i_qk_head + i_qk_proj)*(q_a*(1 - i_frozen) + 4)/n_tp
@@ -7131,7 +7320,14 @@ def finetune_memory(s):
                     )
                     + n_tp**(-i_sp)*(
                         L_s*(
-                            i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
+                            d*i_drop*(1 - i_hf)
+                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                        )
+                        + L_s*(
+                            2*d*q_a*_minimum(1, k_rc)
+                            + i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
                                 + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4)
@@ -7140,15 +7336,9 @@ def finetune_memory(s):
                             )
                             + i_lr*q_a*(d + r_lr)
                         )
-                        + L_s*(
-                            d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
-                            + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
-                        )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7164,7 +7354,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7239,6 +7429,7 @@ def finetune_flops(s):
     E = s['E']
     E_0 = s['E_0']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -7313,6 +7504,7 @@ def finetune_flops(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -7335,6 +7527,7 @@ def finetune_flops(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -7377,9 +7570,11 @@ def finetune_flops(s):
     i_rel = s['i_rel']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     k = s['k']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
+    k_rc = s['k_rc']
     k_s = s['k_s']
     k_sc = s['k_sc']
     m_csa = s['m_csa']
@@ -7428,7 +7623,7 @@ def finetune_flops(s):
             + 2*a_centroids*r_a*(C_cen + d)
             + 2*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -7438,7 +7633,7 @@ def finetune_flops(s):
             )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -7467,10 +7662,11 @@ def finetune_flops(s):
                 + L_xa*i_img*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_v*r_a*(
@@ -7549,7 +7745,7 @@ def finetune_flops(s):
                     + 2*a_centroids*r_a*(C_cen + d)
                     + 2*a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_dt_proj*r_a*(
@@ -7561,7 +7757,7 @@ def finetune_flops(s):
                     )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -7592,10 +7788,11 @@ def finetune_flops(s):
                         + L_xa*i_img*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_v*r_a*(
@@ -7615,12 +7812,15 @@ def finetune_flops(s):
                     + 6*H_ml*L_ml*d*d_mv
                     + 4*H_ml*L_ml*d
                     + 2*H_v*L_dn*d*d_lv
+                    + 4*L*d*k_rc
                     + 6*L*d*p_le
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att2*d*d_rl*h2
                     + 2*L_att2*d_v2*h_kv2**2*i_dm
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
+                    + 2*L_att2*h_kv2*k_rc*(d_qk2 + d_v2)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
                     )
@@ -7652,7 +7852,7 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*k*(2*d*d_e*i_pk + d*d_e*(1 - i_pk)*(i_glu + 2))
-                    + 2*L_moe*(2*d*i_pk*n_pk + d*(1 - i_pk)*(E + E_0))
+                    + 2*L_moe*(2*d*i_pk*n_pk + d*(1 - i_pk)*(E + E_0 + E_s*i_srt))
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -7677,12 +7877,21 @@ def finetune_flops(s):
                     + 2*d**2*i_ph
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
+                    + 2*d*d_rl*h*(L_att - L_att2)
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
+                    + 2*d_rl*(
+                        h*(
+                            E_rl*(L_att - L_att2 - L_chk + L_chk2 - L_loc + L_loc2)
+                            + w*(L_loc - L_loc2)
+                        )
+                        + h2*(E_rl*(L_att2 - L_chk2 - L_loc2) + L_loc2*w)
+                    )
                     + 2*d_v*h_kv**2*i_dm*(L_att - L_att2)
                     + 2*h*i_gate*(L_att - L_att2)*(
                         d*(1 - i_lg) + 2*i_lg*r_q
                     )*(d_v*(1 - i_gh) + i_gh)
+                    + 2*h_kv*k_rc*(L_att - L_att2)*(d_qk + d_v)
                     + 2*(L_att - L_att2)*(
                         d*d_qk*h*(1 - i_qlora) + i_qlora*(d*r_q + d_qk*h*r_q*(i_lg + 1))
                     )
@@ -7906,6 +8115,7 @@ def optimizer_states(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -7926,6 +8136,7 @@ def optimizer_states(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -7959,6 +8170,7 @@ def optimizer_states(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_tied = s['i_tied']
     n_au = s['n_au']
     n_pk = s['n_pk']
@@ -7989,10 +8201,10 @@ def optimizer_states(s):
         _t12*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t14 = d*(1 - i_pk)
-    _t15 = d_in*(1 - i_m2)
-    _t16 = 2*N_s
-    _t17 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t14 = d_in*(1 - i_m2)
+    _t15 = 2*N_s
+    _t16 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t17 = d*(1 - i_pk)
     _t18 = H_v*d_lv
     _t19 = H_v*d_lk + _t18
     _t20 = H_v + _t18
@@ -8002,14 +8214,15 @@ def optimizer_states(s):
     _t24 = d_qk2*h2
     _t25 = d*i_moa
     _t26 = E_a*_t25
-    _t27 = _t24*d
-    _t28 = 1 - i_qlora
-    _t29 = _t25*(E_a*h_kv2 - h2)
-    _t30 = 1 - i_og
-    _t31 = 1 - i_gh
-    _t32 = 2*i_lg
-    _t33 = d*(1 - i_lg)
-    _t34 = _t25*(E_a*h_kv - h)
+    _t27 = d*d_rl
+    _t28 = _t24*d
+    _t29 = 1 - i_qlora
+    _t30 = _t25*(E_a*h_kv2 - h2)
+    _t31 = 1 - i_og
+    _t32 = 1 - i_gh
+    _t33 = 2*i_lg
+    _t34 = d*(1 - i_lg)
+    _t35 = _t25*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -8030,6 +8243,7 @@ def optimizer_states(s):
                 + d*d_qk2*h2*i_rel
                 + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -8072,7 +8286,7 @@ def optimizer_states(s):
                 + E_s*d*d_s*(i_glu + 2)
                 + 2*d*i_pk*n_pk
                 + d*i_shared_gate
-                + d*(1 - i_pk)*(E + E_0)
+                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
             )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
@@ -8119,6 +8333,7 @@ def optimizer_states(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -8141,14 +8356,15 @@ def optimizer_states(s):
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t13
-                + _t22*_t30*d
+                + _t22*_t31*d
                 + _t26
-                + _t27*_t28
-                + _t27*i_rel
-                + _t29*d_qk2
-                + _t29*d_v2
+                + _t27*h2
+                + _t28*_t29
+                + _t28*i_rel
+                + _t30*d_qk2
+                + _t30*d_v2
                 + d_v2*h_kv2**2*i_dm
-                + h2*i_gate*(_t31*d_v2 + i_gh)*(_t32*r_q2 + _t33)
+                + h2*i_gate*(_t32*d_v2 + i_gh)*(_t33*r_q2 + _t34)
                 + i_og*(_t21 + _t22*r_o)
                 + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
             )
@@ -8164,27 +8380,32 @@ def optimizer_states(s):
             + 4*L_kvs2*_t13
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
             - 4*L_moe*(
-                E*_t14*_t2*d_e + E_s*_t2*d*d_s + _t14*(E + E_0) + _t5*i_pk*n_pk + d*i_shared_gate
+                E*_t17*_t2*d_e
+                + E_s*_t2*d*d_s
+                + _t17*(E + E_0 + E_s*i_srt)
+                + _t5*i_pk*n_pk
+                + d*i_shared_gate
             )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t15 + _t15*(R_dt + _t16) + d*d_in + d*(2*d_in + i_m2*(G_s*_t16 + H_s))
+                R_dt*_t14 + _t14*(R_dt + _t15) + d*d_in + d*(2*d_in + i_m2*(G_s*_t15 + H_s))
             )
             - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
             - 4*_t1*(-2*i_au + 2*n_au)
-            + 4*_t17*(L_kvs - L_kvs2)
+            + 4*_t16*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t17
+                _t16
                 + _t26
-                + _t28*_t8
-                + _t30*_t9
-                + _t34*d_qk
-                + _t34*d_v
+                + _t27*h
+                + _t29*_t8
+                + _t31*_t9
+                + _t35*d_qk
+                + _t35*d_v
                 + _t8*i_rel
                 + d_v*h_kv**2*i_dm
-                + h*i_gate*(_t31*d_v + i_gh)*(_t32*r_q + _t33)
+                + h*i_gate*(_t32*d_v + i_gh)*(_t33*r_q + _t34)
                 + i_og*(_t21 + d_v*h*r_o)
                 + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
             )
@@ -8199,6 +8420,7 @@ def optimizer_states(s):
                 + L*a_per_layer_input_gate*i_le
                 + L*a_per_layer_projection*i_le
                 + L*a_prediction_coefs*i_au
+                + L_att*a_r
                 + L_dn*a_in_proj_ba
                 + L_dn*a_in_proj_qkvz
                 + L_gr*a_linear_out
@@ -8218,10 +8440,12 @@ def optimizer_states(s):
                 + a_altup_projections*(-i_au + n_au)
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
-                + a_down*(L_dense + L_moe*_minimum(1, E_s))
+                + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
                 + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
-                + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
+                + a_gate*(
+                    L_dw*i_glu + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s) + i_glu*(L_dense - L_dw)
+                )
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml + L_xa)
                 + a_o*(L_att + L_xa)
@@ -8230,7 +8454,7 @@ def optimizer_states(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa)
-                + a_up*(L_dense + L_moe*_minimum(1, E_s))
+                + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_v*(
                     L_ml
                     + L_xa
@@ -8265,7 +8489,7 @@ def optimizer_states(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8275,7 +8499,7 @@ def optimizer_states(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8303,10 +8527,11 @@ def optimizer_states(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -8345,7 +8570,7 @@ def optimizer_states(s):
             + 4*a_centroids*r_a*(C_cen + d)
             + 4*a_down*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8355,7 +8580,7 @@ def optimizer_states(s):
             )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
-                + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + i_glu*(L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8383,10 +8608,11 @@ def optimizer_states(s):
                 + L_xa*(d + d_qk*h)
                 + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
             )
+            + 4*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
-                + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_v*r_a*(
@@ -8480,6 +8706,7 @@ def offload(s):
     a_prediction_coefs = s['a_prediction_coefs']
     a_q = s['a_q']
     a_qkv_proj = s['a_qkv_proj']
+    a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
     a_up = s['a_up']
@@ -8501,6 +8728,7 @@ def offload(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -8542,6 +8770,7 @@ def offload(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
     i_z3 = s['i_z3']
@@ -8608,7 +8837,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8618,7 +8847,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8646,10 +8875,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -8708,7 +8938,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8718,7 +8948,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8748,10 +8978,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -8809,7 +9040,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8819,7 +9050,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8849,10 +9080,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -8910,7 +9142,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -8920,7 +9152,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -8950,10 +9182,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9000,6 +9233,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9034,7 +9268,7 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9051,6 +9285,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9113,7 +9348,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -9123,7 +9358,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9153,10 +9388,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9203,6 +9439,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9237,7 +9474,7 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9254,6 +9491,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9316,7 +9554,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -9326,7 +9564,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9356,10 +9594,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -9408,6 +9647,7 @@ def offload(s):
                                 + d*d_qk2*h2*i_rel
                                 + d*d_qk2*h2*(1 - i_qlora)
                                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                                + d*d_rl*h2
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9442,7 +9682,7 @@ def offload(s):
                                 + E_s*d*d_s*(i_glu + 2)
                                 + 2*d*i_pk*n_pk
                                 + d*i_shared_gate
-                                + d*(1 - i_pk)*(E + E_0)
+                                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -9459,6 +9699,7 @@ def offload(s):
                                 + d*d_qk*h*i_rel
                                 + d*d_qk*h*(1 - i_qlora)
                                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                                + d*d_rl*h
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -9521,7 +9762,7 @@ def offload(s):
                         + a_centroids*r_a*(C_cen + d)
                         + a_down*r_a*(
                             L_dw*(d + 2*d_ff)
-                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_dt_proj*r_a*(
@@ -9535,7 +9776,7 @@ def offload(s):
                         )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
-                            + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + i_glu*(L_dense - L_dw)*(d + d_ff)
                         )
                         + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9565,10 +9806,11 @@ def offload(s):
                             + L_xa*(d + d_qk*h)
                             + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                         )
+                        + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
                             L_dw*(d + 2*d_ff)
-                            + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                            + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_v*r_a*(
@@ -9623,7 +9865,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -9633,7 +9875,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9661,10 +9903,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9717,7 +9960,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -9727,7 +9970,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9755,10 +9998,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9813,7 +10057,7 @@ def offload(s):
                 + a_centroids*r_a*(C_cen + d)
                 + a_down*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -9823,7 +10067,7 @@ def offload(s):
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
-                    + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + i_glu*(L_dense - L_dw)*(d + d_ff)
                 )
                 + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -9851,10 +10095,11 @@ def offload(s):
                     + L_xa*(d + d_qk*h)
                     + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                 )
+                + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
-                    + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                    + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_v*r_a*(
@@ -9900,6 +10145,7 @@ def offload(s):
                             + d*d_qk2*h2*i_rel
                             + d*d_qk2*h2*(1 - i_qlora)
                             + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                            + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -9934,7 +10180,7 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0)
+                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9951,6 +10197,7 @@ def offload(s):
                             + d*d_qk*h*i_rel
                             + d*d_qk*h*(1 - i_qlora)
                             + d*d_qk*i_moa*(E_a*h_kv - h)
+                            + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
@@ -10013,7 +10260,7 @@ def offload(s):
                     + a_centroids*r_a*(C_cen + d)
                     + a_down*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
@@ -10023,7 +10270,7 @@ def offload(s):
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
-                        + L_moe*i_glu*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*i_glu*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + i_glu*(L_dense - L_dw)*(d + d_ff)
                     )
                     + a_in_proj*r_a*(4*L_sc*d + L_ssm*(d + 2*d_in + i_m2*(2*G_s*N_s + H_s)))
@@ -10053,10 +10300,11 @@ def offload(s):
                         + L_xa*(d + d_qk*h)
                         + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
                     )
+                    + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
-                        + L_moe*(E_s*d_s + d)*_minimum(1, E_s)
+                        + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_v*r_a*(
@@ -10076,6 +10324,7 @@ def precision(s):
     C_cen = s['C_cen']
     D_tg = s['D_tg']
     E_a = s['E_a']
+    E_rl = s['E_rl']
     E_s = s['E_s']
     G_s = s['G_s']
     H_k = s['H_k']
@@ -10086,6 +10335,8 @@ def precision(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_chk = s['L_chk']
+    L_chk2 = s['L_chk2']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -10096,6 +10347,8 @@ def precision(s):
     L_kvs = s['L_kvs']
     L_kvs2 = s['L_kvs2']
     L_la = s['L_la']
+    L_loc = s['L_loc']
+    L_loc2 = s['L_loc2']
     L_ml = s['L_ml']
     L_moe = s['L_moe']
     L_rw = s['L_rw']
@@ -10121,6 +10374,7 @@ def precision(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -10171,6 +10425,7 @@ def precision(s):
     r_q = s['r_q']
     r_q2 = s['r_q2']
     r_sb = s['r_sb']
+    w = s['w']
     w_gr = s['w_gr']
     _t0 = 2*d
     _t1 = 6*d
@@ -10185,115 +10440,125 @@ def precision(s):
     _t10 = d**2
     _t11 = 2*_t10
     _t12 = n_hc**2
-    _t13 = E_a*_t0*i_moa
-    _t14 = H_v*d_lv
-    _t15 = L_dn*_t0
-    _t16 = d_qk*h
-    _t17 = _t0*_t16
-    _t18 = L_xa*i_img
-    _t19 = d_v*h
-    _t20 = 2*L_att2
-    _t21 = i_glu + 2
-    _t22 = _t0*_t21*d_ff
-    _t23 = L_att - L_att2
-    _t24 = _t9*(1 - i_m2)
-    _t25 = 2*L
-    _t26 = 2*L_moe
-    _t27 = 2*_t23
-    _t28 = _t21*d
-    _t29 = 2*N_s
-    _t30 = d*h_I
-    _t31 = d*d_I
-    _t32 = d_I*h_I
-    _t33 = H_v*d_lk + _t14
-    _t34 = n_au**2
-    _t35 = _t19*d
-    _t36 = d_qk + d_v
-    _t37 = _t36*h_kv
-    _t38 = 2*L_sb
-    _t39 = _t12*i_hcm
-    _t40 = 1 - i_og
-    _t41 = d_v2*h2
-    _t42 = d*g_o*r_o
-    _t43 = d_qk2*h2
-    _t44 = d*(1 - i_qlora)
-    _t45 = i_lg + 1
-    _t46 = 1 - i_gh
-    _t47 = 2*i_lg
-    _t48 = d*(1 - i_lg)
-    _t49 = H_v + _t14
-    _t50 = d*(1 - i_mla)
-    _t51 = (
-        2*_t50*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t13 = L_att2*_t0
+    _t14 = E_a*i_moa
+    _t15 = H_v*d_lv
+    _t16 = L_dn*_t0
+    _t17 = d_qk*h
+    _t18 = _t0*_t17
+    _t19 = L_xa*i_img
+    _t20 = d_v*h
+    _t21 = 2*L_att2
+    _t22 = i_glu + 2
+    _t23 = _t0*_t22*d_ff
+    _t24 = -L_att2
+    _t25 = L_att + _t24
+    _t26 = _t0*_t25
+    _t27 = _t9*(1 - i_m2)
+    _t28 = 2*L
+    _t29 = 2*L_moe
+    _t30 = 2*_t25
+    _t31 = _t22*d
+    _t32 = 2*N_s
+    _t33 = d*h_I
+    _t34 = d*d_I
+    _t35 = d_I*h_I
+    _t36 = H_v*d_lk + _t15
+    _t37 = n_au**2
+    _t38 = _t20*d
+    _t39 = d_qk + d_v
+    _t40 = _t39*h_kv
+    _t41 = 2*L_sb
+    _t42 = _t12*i_hcm
+    _t43 = 1 - i_og
+    _t44 = d_v2*h2
+    _t45 = d*g_o*r_o
+    _t46 = d_qk2*h2
+    _t47 = d*(1 - i_qlora)
+    _t48 = i_lg + 1
+    _t49 = 1 - i_gh
+    _t50 = 2*i_lg
+    _t51 = d*(1 - i_lg)
+    _t52 = H_v + _t15
+    _t53 = d*(1 - i_mla)
+    _t54 = (
+        2*_t53*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t52 = (
-        2*_t50*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t36 - d_rope))
+    _t55 = (
+        2*_t53*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
     )
-    _t53 = (
+    _t56 = L_chk2 + L_loc2
+    _t57 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + L*_t1*p_le
         + L*_t3*r_lr
-        + L_att2*_t13
-        + L_att2*_t51
+        + L_att2*_t54
         + L_csa*_t6*d_qk
-        + 2*L_csa*(_t30 + 4*_t31 + _t32*r_q)
-        + L_dense*_t22
-        + 2*L_dn*i_cg*(_t0*r_g + _t33*r_g)
-        + L_dw*_t22
+        + 2*L_csa*(_t33 + 4*_t34 + _t35*r_q)
+        + L_dense*_t23
+        + 2*L_dn*i_cg*(_t0*r_g + _t36*r_g)
+        + L_dw*_t23
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t30*i_hw + _t31 + _t32*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t51
+        + 2*L_idx*(_t33*i_hw + _t34 + _t35*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t54
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
-        + L_sb*_t22
+        + L_sb*_t23
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t29 + H_s))
-        - L_xa*_t22*(1 - i_img)
-        + R_dt*_t24
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t32 + H_s))
+        - L_xa*_t23*(1 - i_img)
+        + R_dt*_t27
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
         + _t0*_t12
-        + _t0*_t18*_t19
-        + _t0*r_ng*(_t25 + _t26)
+        + _t0*_t19*_t20
+        + _t0*r_ng*(_t28 + _t29)
         + _t1*_t4*d_mv
         + _t1*_t7
         + _t11*i_ph
         + _t11*(-2*i_au + 2*n_au)
-        + _t13*_t23
-        + _t14*_t15
-        + _t15*(2*H_k*d_lk + _t33*i_gf + _t49*(1 - i_cg) + _t49)
-        + _t17*_t18
-        + _t20*d_v2*h_kv2**2*i_dm
-        + _t20*h2*i_gate*(_t46*d_v2 + i_gh)*(_t47*r_q2 + _t48)
-        + _t20*(_t43*_t44 + i_qlora*(_t43*_t45*r_q2 + d*r_q2))
-        + _t20*(_t40*_t41*d + i_og*(_t41*r_o + _t42))
-        + _t23*_t52
-        + _t24*(R_dt + _t29)
-        + _t25*(_t0*_t39 + d*n_hc*(2*_t39 + 4*n_hc))
-        + _t25*(_t34*d + _t34 + 2*d*n_au + n_au**3)
-        + _t26*k*(_t0*d_e*i_pk + _t28*d_e*(1 - i_pk))
-        + _t26*(E_s*_t28*d_s + d*i_shared_gate)
-        + _t27*d_v*h_kv**2*i_dm
-        + _t27*h*i_gate*(_t46*d_v + i_gh)*(_t47*r_q + _t48)
-        + _t27*(_t16*_t44 + i_qlora*(_t16*_t45*r_q + d*r_q))
-        + _t27*(_t35*_t40 + i_og*(_t19*r_o + _t42))
+        + _t13*_t14
+        + _t13*d_rl*h2
+        + _t14*_t26
+        + _t15*_t16
+        + _t16*(2*H_k*d_lk + _t36*i_gf + _t52*(1 - i_cg) + _t52)
+        + _t18*_t19
+        + _t21*d_v2*h_kv2**2*i_dm
+        + _t21*h2*i_gate*(_t49*d_v2 + i_gh)*(_t50*r_q2 + _t51)
+        + _t21*(_t46*_t47 + i_qlora*(_t46*_t48*r_q2 + d*r_q2))
+        + _t21*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
+        + _t25*_t55
+        + _t26*d_rl*h
+        + _t27*(R_dt + _t32)
+        + _t28*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
+        + _t28*(_t37*d + _t37 + 2*d*n_au + n_au**3)
+        + _t29*k*(_t0*d_e*i_pk + _t31*d_e*(1 - i_pk))
+        + _t29*(E_s*_t31*d_s + d*i_shared_gate)
         + _t3*d_emb*i_proj
-        + _t38*(i_sba*r_sb*(_t1 + _t16 + _t37) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t38*(_t0*_t37 + _t17 + _t35)
+        + _t30*d_v*h_kv**2*i_dm
+        + _t30*h*i_gate*(_t49*d_v + i_gh)*(_t50*r_q + _t51)
+        + _t30*(_t17*_t47 + i_qlora*(_t17*_t48*r_q + d*r_q))
+        + _t30*(_t38*_t43 + i_og*(_t20*r_o + _t45))
+        + _t41*(i_sba*r_sb*(_t1 + _t17 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t41*(_t0*_t40 + _t18 + _t38)
         + _t5*d_mk
         + _t5
-        - _t52*(L_kvs - L_kvs2)
+        - _t55*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
+        + 2*d_rl*(
+            h*(E_rl*(-L_chk - L_loc + _t25 + _t56) + w*(L_loc - L_loc2))
+            + h2*(E_rl*(-_t24 - _t56) + L_loc2*w)
+        )
     )
     return {
-        'low_precision_forward': _t53,
-        'low_precision_train': _t53*(3 - i_frozen),
+        'low_precision_forward': _t57,
+        'low_precision_train': _t57*(3 - i_frozen),
     }
 
 
@@ -10341,6 +10606,7 @@ def precision_memory(s):
     d_mv = s['d_mv']
     d_qk = s['d_qk']
     d_qk2 = s['d_qk2']
+    d_rl = s['d_rl']
     d_rope = s['d_rope']
     d_rope2 = s['d_rope2']
     d_rw = s['d_rw']
@@ -10372,6 +10638,7 @@ def precision_memory(s):
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
     i_shared_gate = s['i_shared_gate']
+    i_srt = s['i_srt']
     i_z3 = s['i_z3']
     n_au = s['n_au']
     n_dp = s['n_dp']
@@ -10400,6 +10667,7 @@ def precision_memory(s):
                 + d*d_qk2*h2*i_rel
                 + d*d_qk2*h2*(1 - i_qlora)
                 + d*d_qk2*i_moa*(E_a*h_kv2 - h2)
+                + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
@@ -10434,7 +10702,7 @@ def precision_memory(s):
                 + E_s*d*d_s*(i_glu + 2)
                 + 2*d*i_pk*n_pk
                 + d*i_shared_gate
-                + d*(1 - i_pk)*(E + E_0)
+                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
             )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
@@ -10451,6 +10719,7 @@ def precision_memory(s):
                 + d*d_qk*h*i_rel
                 + d*d_qk*h*(1 - i_qlora)
                 + d*d_qk*i_moa*(E_a*h_kv - h)
+                + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))

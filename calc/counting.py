@@ -211,6 +211,17 @@ ALTUP_LAUREL = (
     "(2·d·n² FLOPs), and once a token the 2(n − 1) projections d → d into and out of the "
     "copies (altup/*); LAuReL its products d → r → d a layer (laurel/*); the correction's "
     "broadcast products, scales and norms 0. Every parameter of both is active.")
+RELATIVE_LOGITS = (
+    "Inkling's relative bias (attention.relative_logits): r_proj, d → h·d_rel per token, and "
+    "each head's d_rel states times the layer's d_rel × E bank as transformers computes it, "
+    "2·h·d_rel·E per token whatever the keys a query sees (E = rel_extent, the window w on a "
+    "sliding layer), both attention/relative; picking each key's logit by its distance and "
+    "adding it to the score count 0.")
+RESIDUAL_CONVS = (
+    "Residual short convolutions (residual_conv: Inkling's k_sconv and v_sconv on W_K's and "
+    "W_V's outputs, attn_sconv and mlp_sconv on each sublayer's output) cost 2·k FLOPs per "
+    "channel per token (attention/conv, residual_conv), a multiply-add per tap, as the other "
+    "mixers' convolutions; x + conv(x) adds 0.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "

@@ -243,6 +243,12 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_pk": int(bool(moe and moe.product_keys)), "n_pk": moe.sub_keys if moe else 0,
         "n_rs": spec.residual_scaled_sublayers,
         "w_rs": spec.residual_scales.per_sublayer if spec.residual_scales else 0,
+        "d_rl": att.relative_logits.d_rel if att.relative_logits else 0,
+        "E_rl": att.relative_logits.extent if att.relative_logits else 0,
+        "k_rc": spec.residual_conv or 0,
+        "i_srt": int(bool(moe and moe.shared_in_router)),
+        "i_rgs": int(bool(moe and moe.router_global_scale)),
+        "i_fos": int(bool(ffn and ffn.output_scale)),
     })
 
 

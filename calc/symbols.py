@@ -151,6 +151,18 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("L_kvsl2", "L'_{kvs,loc}", "of the L'_kvs layers, local ones", "size"),
     SymbolInfo("L_dw", "L_{dw}", "dense FFN layers 2·d_ff wide (the L_kvs layers' with "
                "ffn.double_wide)", "size"),
+    SymbolInfo("d_rl", "d_{rel}", "relative states per query head of the projected "
+               "relative-position bias (attention.relative_logits; 0 without it)", "size"),
+    SymbolInfo("E_rl", "E_{rel}", "backward distances of the relative-position bias on the "
+               "layers that do not slide (its bank's columns; w on sliding ones)", "size"),
+    SymbolInfo("k_rc", "k_{rc}", "kernel of the residual short convolutions (residual_conv; "
+               "0 without them)", "size"),
+    SymbolInfo("i_srt", r"\mathbb{1}_{shared\,routed}", "the router scores the shared experts "
+               "beside the routed ones (E + E_s rows)", "indicator"),
+    SymbolInfo("i_rgs", r"\mathbb{1}_{router\,scale}", "one learned scalar on the routing "
+               "weights", "indicator"),
+    SymbolInfo("i_fos", r"\mathbb{1}_{ffn\,scale}", "one learned scalar on a dense FFN's "
+               "output", "indicator"),
     SymbolInfo("i_sink2", r"\mathbb{1}'_{sink}", "a learned sink logit per head on the "
                "L'_att layers (MiMo-V2-Flash: its sliding ones only)", "indicator"),
     SymbolInfo("d_emb", "d_{emb}", "width of the token embedding and LM head (d unless "
@@ -429,6 +441,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("a_o", r"\mathbb{1}_{A\,o}", "an adapter on W_O", "finetune"),
     SymbolInfo("a_g", r"\mathbb{1}_{A\,g}", "an adapter on the per-head output gate W_G",
                "finetune"),
+    SymbolInfo("a_r", r"\mathbb{1}_{A\,r}", "an adapter on the relative bias' projection "
+               "r_proj (Inkling)", "finetune"),
     SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
     SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
                "finetune"),
@@ -604,6 +618,8 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_cen"))
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
+d_rl, E_rl, k_rc = SYMBOLS["d_rl"], SYMBOLS["E_rl"], SYMBOLS["k_rc"]
+i_srt, i_rgs, i_fos = SYMBOLS["i_srt"], SYMBOLS["i_rgs"], SYMBOLS["i_fos"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
 n_pb, V_seg = SYMBOLS["n_pb"], SYMBOLS["V_seg"]
@@ -615,6 +631,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
                                                          "L_s_sb"))
 L_xa, T_img, i_img, L_s_xa = (SYMBOLS[n] for n in ("L_xa", "T_img", "i_img", "L_s_xa"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
+a_r = SYMBOLS["a_r"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
 g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw", "i_kv1"))

@@ -16,6 +16,7 @@ from tests.hf_family_strategies import (
     cpmant_config,
     doge_config,
     family_config,
+    inkling_config,
     modernbert_decoder_config,
 )
 
@@ -1127,6 +1128,7 @@ STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
 STRATEGIES["doge"] = lambda t: doge_config()
+STRATEGIES["inkling_text"] = lambda t: inkling_config()
 
 
 @st.composite

@@ -7,6 +7,7 @@ import math
 from hypothesis import strategies as st
 
 import calc
+from calc.errors import CalcError
 
 
 def _divisors(n: int) -> list[int]:
@@ -294,7 +295,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
-    return _doge_parts(draw, spec)
+    return _inkling_parts(draw, _doge_parts(draw, spec))
 
 
 def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
@@ -324,6 +325,27 @@ def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
             and not (spec.moe and spec.moe.shortcut) and draw(st.booleans())):
         spec = spec.updated(residual_scales={"residual_bias": draw(st.booleans()),
                                              "branch": draw(st.booleans())})
+    return spec
+
+
+def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
+    """Inkling's parts, each where the spec allows it: the relative bias projected per token
+    (its bank narrower or wider than the sequence), the residual short convolutions, the
+    router scoring the shared experts with its global scale, the dense FFN's output scale."""
+    moe = spec.moe
+    changes = {
+        "attention.relative_logits": draw(st.none() | st.builds(
+            dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24))),
+        "residual_conv": draw(st.none() | st.integers(1, 4)),
+        "moe.router_global_scale": moe is not None and draw(st.booleans()),
+        "moe.shared_in_router": moe is not None and draw(st.booleans()),
+        "ffn.output_scale": spec.ffn is not None and draw(st.booleans())}
+    for key, value in changes.items():
+        if value:
+            try:  # a part the spec's other parts rule out stays off
+                spec = spec.updated(**{key: value})
+            except CalcError:
+                pass
     return spec
 
 
@@ -519,3 +541,38 @@ def cross_attention_specs(draw, max_width: int = 32, max_layers: int = 5):
         position={"kind": draw(st.sampled_from(["rope", "none", "alibi"]))},
         tie_embeddings=draw(st.booleans()),
         cross_attention={"image_tokens": draw(st.integers(0, 6))}, **mixers)
+
+
+@st.composite
+def inkling_specs(draw, max_width: int = 32, max_layers: int = 4):
+    """Inkling-shaped specs (the residual convolutions need every layer to be pre-norm
+    attention with an FFN, which model_specs seldom draws): plain heads of any shape, full
+    and sliding layers, the sliding ones with heads of their own or not, RoPE or none, the
+    relative bias or not, an MoE on some layers or none, then each of Inkling's parts where
+    it fits."""
+    n_layers = draw(st.integers(1, max_layers))
+    d_model, attention = _plain_heads(draw, max_width)
+    pattern = tuple(draw(st.lists(st.sampled_from(["global", "local"]), min_size=1,
+                                  max_size=n_layers)))
+    if "local" in pattern:
+        attention["sliding_window"] = draw(st.integers(1, 12))
+        if draw(st.booleans()):
+            heads = draw(st.integers(1, 4))
+            attention["kind_shapes"] = {"local": {
+                "n_heads": heads, "n_kv_heads": draw(st.sampled_from(_divisors(heads))),
+                "head_dim": draw(st.integers(1, 8))}}
+    activation = draw(st.sampled_from(["gelu", "swiglu"]))
+    experts = draw(st.integers(1, 4))
+    moe = draw(st.none() | st.builds(
+        dict, n_experts=st.just(experts), top_k=st.integers(1, experts),
+        d_expert=st.integers(1, 16), n_shared_experts=st.integers(0, 2),
+        router_bias=st.booleans(), first_dense_layers=st.integers(0, n_layers - 1)))
+    spec = calc.ModelSpec(
+        name="inkling", vocab_size=draw(st.integers(1, 50)), d_model=d_model,
+        n_layers=n_layers, context_length=draw(st.integers(1, 16)),
+        attention={**attention, "layer_pattern": pattern, "qk_norm": "head"},
+        ffn={"activation": activation, "d_ff": draw(st.integers(1, 2 * max_width))},
+        moe=moe, norm={"kind": "rmsnorm", "placement": "pre", "embedding": True},
+        position={"kind": draw(st.sampled_from(["rope", "none"]))},
+        residual_conv=draw(st.integers(1, 4)))
+    return _inkling_parts(draw, spec)

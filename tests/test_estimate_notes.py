@@ -70,6 +70,7 @@ def test_the_hint_reaches_the_cli(cli):
     ("gemma4_text", "PER_LAYER_EMBEDDINGS"), ("gemma3n_text", "ALTUP_LAUREL"),
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
+    ("inkling_text", "RELATIVE_LOGITS"), ("inkling_text", "RESIDUAL_CONVS"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a

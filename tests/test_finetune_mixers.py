@@ -673,3 +673,40 @@ def test_lora_on_doge_as_peft_builds_it():
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
     with pytest.raises(calc.CalcError, match="rows of embedding tables"):
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("experts",)))
+
+
+INKLING = {"model_type": "inkling_text", "vocab_size": 64, "hidden_size": 32,
+           "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 8, "swa_num_attention_heads": 8, "swa_num_key_value_heads": 4,
+           "swa_head_dim": 4, "sliding_window_size": 8, "rel_extent": 12, "d_rel": 4,
+           "intermediate_size": 48, "moe_intermediate_size": 16, "n_routed_experts": 4,
+           "num_experts_per_tok": 2, "n_shared_experts": 2, "dense_mlp_idx": 1,
+           "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_inkling_as_peft_builds_it():
+    """Inkling's r_proj is the r target beside q, k, v, o (the sliding layers' with their own
+    heads), its dense MLP's projections up, gate and down; its shared experts, stacked
+    parameters weighed by the router (InklingSharedExperts), take no adapter, and all-linear
+    is every nn.Linear of its layers."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build
+
+    spec, model = spec_from_hf_config(INKLING), build(INKLING)
+    targets = {**ATTENTION, "r": r"self_attn\.r_proj$", "up": r"mlp\.up_proj$",
+               "gate": r"mlp\.gate_proj$", "down": r"mlp\.down_proj$"}
+    _assert_adapters_as_peft_builds_them(spec, model, targets)
+    with pytest.raises(calc.CalcError, match=re.escape("no relative bias projected per token")):
+        count_adapters(_spec("llama-3.1-8b"), FineTune(method="lora", rank=RANK, targets=("r",)))
+
+
+def test_inkling_adapters_match_the_reference_model():
+    """Adapters on the reference model's q, k, v, o and r_proj beside the relative bias'
+    bank and the residual convolutions: trainable parameters and forward FLOPs exact."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config(INKLING)
+    assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "v", "o", "r"))

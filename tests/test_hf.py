@@ -96,6 +96,12 @@ UNRELEASED = {
               "cpm-live/config/cpm-ant-10b.json at commit "
               "bcf89744d3603557a1a3b6500f5e8f8440c7e37a gives it "
               "(test_cpmant_default_is_cpm_live_s_cpm_ant_10b)",
+    "inkling_text": "no config.json of thinkingmachines/Inkling-Small (or of the Inkling the "
+                    "classes' docstrings name) was found whole with the project's code or page "
+                    "search: a public repository quotes some of Inkling-Small's text_config "
+                    "fields in its own checks, with no source calc can cite; transformers' "
+                    "InklingTextConfig default is read exactly "
+                    "(test_an_empty_config_is_transformers_default_model)",
     "nemotron_h": "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's pattern (copies quoted by "
                   "public repositories) has mixer blocks without an FFN block beside ones with, "
                   "which calc refuses; no verbatim config.json of another release was found",

@@ -631,6 +631,37 @@ def test_doge_default_with_and_without_is_moe_matches_transformers():
     assert_matches(moe, {"model_type": "doge", "is_moe": True}, 16)
 
 
+# ---- Inkling: a relative bias projected per token, residual short convolutions ---------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["inkling_text"]("inkling_text"), vocab_size=st.integers(1, 50)))
+def test_random_inkling_configs_match_transformers_and_export_back(config):
+    """The sliding layers' own heads, r_proj and each layer's bank (the window wide on the
+    sliding layers) and its product per token, the four residual convolutions (transformers
+    over T + k − 1 outputs), the router over the routed and shared experts with its global
+    scale and buffer, the dense MLP's scale, the embedding's norm, against transformers at a
+    T past some windows and extents; and back through inkling_text's writer (no other writer
+    holds these parts)."""
+    config = {"model_type": "inkling_text", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "inkling_text"), MIN_WINDOW)
+
+
+def test_inkling_wrapper_counts_its_language_model():
+    """InklingConfig (model_type inkling_mm_model) wraps inkling_text: calc counts the text
+    model, the head untied whatever the flag (InklingForConditionalGeneration ties none), as
+    transformers' text model with its lm_head has it."""
+    text = {"model_type": "inkling_text", "hidden_size": 8, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+            "swa_num_attention_heads": 2, "swa_num_key_value_heads": 2, "swa_head_dim": 4,
+            "intermediate_size": 8, "moe_intermediate_size": 4, "n_routed_experts": 2,
+            "num_experts_per_tok": 1, "vocab_size": 16, **_NO_TOKENS}
+    wrapped = calc.spec_from_hf_config({"model_type": "inkling_mm_model",
+                                        "tie_word_embeddings": True, "text_config": text})
+    assert not wrapped.tie_embeddings
+    assert calc.count_params(wrapped).total == hf_reference.count(text, 4).params
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

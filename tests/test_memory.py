@@ -93,6 +93,7 @@ def test_korthikanti_per_layer_symbolically(case):
            S["i_diff"]: 0, S["i_hc"]: 0, S["n_hc"]: 0, S["i_hcm"]: 0,
            S["i_au"]: 0, S["n_au"]: 0,  # no AltUp streams
            S["i_qlora"]: 0, S["i_og"]: 0,  # no query latent; W_O one matrix
+           S["d_rl"]: 0, S["k_rc"]: 0,  # no relative bias or residual convolutions
            S["q_l"]: 2, S["q_lo"]: 2, S["i_rnu"]: 0, S["i_swr"]: 0, S["i_hf"]: 0,
            S["i_drop"]: int(opts.dropout), S["n_tp"]: opts.tp,
            S["i_sp"]: int(opts.sequence_parallel),

@@ -13,7 +13,7 @@ import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
 from tests.draws import examples, one_feature  # noqa: E402
 from tests.hf_family_strategies import doge_config  # noqa: E402
-from tests.strategies import model_specs, shared_block_specs  # noqa: E402
+from tests.strategies import inkling_specs, model_specs, shared_block_specs  # noqa: E402
 
 
 @pytest.mark.parametrize("name", calc.list_presets())
@@ -92,6 +92,17 @@ def test_random_specs_with_zero_experts_or_shortcut_verify_exactly(spec, seq_len
     routed output joined a layer later."""
     if spec.position_table:
         seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
+@given(spec=inkling_specs(), seq_len=st.integers(1, 16), device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_inklings_parts_verify_exactly(spec, seq_len, device):
+    """Inkling's parts: the relative bias (r_proj and the bank's product per token, its bank
+    the window wide on sliding layers, narrower or wider than T), the residual convolutions on
+    the keys, values and both sublayers' outputs, the router scoring the shared experts with
+    its global scale, the dense FFN's output scale."""
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 

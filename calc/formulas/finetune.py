@@ -69,6 +69,7 @@ from calc.symbols import (
     d_mk,
     d_mv,
     d_qk,
+    d_rl,
     d_rw,
     d_s,
     d_v,
@@ -93,6 +94,7 @@ from calc.symbols import (
     i_qh,
     i_rel,
     i_shared_gate,
+    i_srt,
     i_z1,
     i_z2,
     i_z3,
@@ -126,7 +128,9 @@ from calc.symbols import (
 # in_proj_qkvz, in_proj_ba, out_proj; lightning attention's qkv_proj, output_gate, out_proj; the
 # short convolution's in_proj d → 3d and out_proj; RWKV's key, value, receptance of the
 # time-mix and of the channel-mix, and the time-mix's output), one of each per layer.
-HAS_SHARED = sympy.Min(E_s, 1)  # the MoE layers have a shared-expert MLP
+# the MoE layers have a shared-expert MLP of nn.Linear modules (Inkling's, weighed by its
+# router, are stacked parameters: InklingSharedExperts)
+HAS_SHARED = sympy.Min(E_s, 1) * (1 - i_srt)
 SHARED_WIDTH = E_s * d_s
 
 
@@ -175,6 +179,8 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     # the output gate's own projection: the per-head g_proj d → h (LFM3, Laguna), and Beam's
     # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head)
     "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * b_gh),
+    # Inkling's r_proj d → h·d_rel (attention.relative_logits)
+    "r": _attention_matrices(d + h * d_rl),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,

@@ -72,6 +72,12 @@ layer's d × d product per token, its activation and norm 0; the layer whose pre
 A bucketed score bias (position.kind 'bucketed'; T5's relative attention bias, CPM-Ant's
 CpmAntSegmentPositionEmbedding) counts 0: its rows are looked up, as the embedding's are, and
 added to the scores, element-wise, as ALiBi's bias is; QKᵀ and A·V count as any layer's.
+Inkling's relative bias (attention.relative_logits) counts r_proj, 2·d·h·d_rel per token, and
+its bank's product as transformers computes it, 2·h·d_rel·E per token (E = rel_extent, the
+window on a sliding layer) whatever the keys a query sees; the logit's lookup by distance and
+its add count 0. Its residual short convolutions (residual_conv) count 2·k per channel per
+token, as the other mixers' convolutions: h_kv·(d_qk + d_v) channels on each attention layer's
+keys and values, 2·d on every layer's sublayer outputs.
 
 A drafter (Gemma 4's assistants; calc.spec.drafter.DrafterSpec) counts its pre_projection
 2·(2·D)·d and post_projection 2·d·D per token (drafter/projections); its kv-shared layers count
@@ -91,6 +97,7 @@ from calc.formulas import mixers, params
 from calc.symbols import (
     B_I,
     K_I,
+    E_rl,
     E_s,
     K_dm,
     L,
@@ -124,6 +131,7 @@ from calc.symbols import (
     d_ff,
     d_I,
     d_qk,
+    d_rl,
     d_s,
     d_v,
     h,
@@ -151,7 +159,14 @@ FMA = 2  # FLOPs per multiply-add
 # Backward and training per forward: calc.conventions.BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD.
 
 # ---- weights a token multiplies through, per layer (no biases, no norms) ------------------
-MATMUL_PER_LAYER = params.ATTENTION_WEIGHTS  # per attention layer
+# Inkling's projected relative-position bias (attention.relative_logits): r_proj d → h·d_rel,
+# then, as transformers computes it (InklingRelativeLogits.forward: relative_states @ proj,
+# one matmul per token), each head's d_rel states times the whole d_rel × E_rel bank, E_rel
+# logits per head whatever the keys the query sees; gathering the logit of each key's
+# distance and adding it to the score are element-wise (0, as ALiBi's bias). The residual
+# short convolutions on the keys and values (k_sconv, v_sconv) count 2·k per channel per token
+# as the other mixers' convolutions (calc.formulas.mixers), their residual add 0.
+MATMUL_PER_LAYER = {**params.ATTENTION_WEIGHTS, "attention/conv": params.ATTENTION_CONV}
 MATMUL_DENSE_FFN = params.ffn_weights(d_ff)
 MATMUL_MOE: dict[str, sympy.Expr] = {
     "moe/router": params.ROUTER_WEIGHTS,
@@ -307,6 +322,12 @@ INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
     + FMA * L_csa * (COMPRESSED_PAIR * sympy.Min(K_I, sympy.floor(T / m_csa))
                      + INDEXER_PAIR * sympy.floor(T / m_csa)))
 
+# The bank products of the relative bias: h·d_rel·E_rel per layer that does not slide,
+# h·d_rel·w per sliding one, each with its kind's heads.
+RELATIVE_BANK_PRODUCTS = d_rl * (
+    h * (E_rl * (L_GLOBAL - L_GLOBAL2) + w * (L_loc - L_loc2))
+    + params.of_kind(h) * (E_rl * L_GLOBAL2 + w * L_loc2))
+
 # Forward FLOPs per token by component (the attention scores per sequence, see above); the
 # convolutions and scans of the other mixers are not matrix products (calc.formulas.mixers).
 FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
@@ -315,6 +336,8 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
         MATMUL_PER_LAYER, params.KV_OWN_WEIGHTS).items()},
     **{key: FMA * (L_idx * expr + params.COMPRESSION_WEIGHTS[key])
        for key, expr in params.INDEXER_WEIGHTS.items()},
+    "attention/relative": FMA * (params.attention_totals(MATMUL_PER_LAYER)["attention/relative"]
+                                 + RELATIVE_BANK_PRODUCTS),
     # DeepSeek-V4's compressors: kv_proj and gate_proj per token (the pooling, a softmax-weighted
     # sum over each window, is elementwise: 0, as norms)
     "attention/compressor": FMA * params.COMPRESSION_WEIGHTS["attention/compressor"],
@@ -335,6 +358,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     "mlstm/scan": L_ml * mixers.MLSTM_SCAN,
     **{key: FMA * L_sc * expr for key, expr in mixers.SHORT_CONV_WEIGHTS.items()},
     "conv/conv": L_sc * mixers.SHORT_CONV_CONV,
+    # Inkling's residual convolutions on every layer's attention and FFN outputs (attn_sconv,
+    # mlp_sconv): 2·k per channel per token, d channels each
+    "residual_conv": FMA * L * params.RESIDUAL_CONV["residual_conv"],
     # cross-attention layers: W_Q and W_O per text token when there are image tokens (i_img);
     # without them transformers skips the layers whole, their FFN too (MllamaTextModel.forward)
     **{key: FMA * i_img * L_xa * params.CROSS_ATTENTION_WEIGHTS[key]
@@ -383,7 +409,8 @@ SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet
                    + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
                    + FORWARD_PER_TOKEN["griffin/scan"] + FORWARD_PER_TOKEN["mlstm/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
-                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
+                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"]
+                   + FORWARD_PER_TOKEN["attention/conv"] + FORWARD_PER_TOKEN["residual_conv"])
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,

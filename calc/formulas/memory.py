@@ -97,6 +97,7 @@ from calc.symbols import (
     a_k,
     a_o,
     a_q,
+    a_r,
     a_shared_expert_gate,
     a_up,
     a_v,
@@ -106,6 +107,7 @@ from calc.symbols import (
     d_e,
     d_ff,
     d_qk,
+    d_rl,
     d_rope,
     d_s,
     d_v,
@@ -164,6 +166,7 @@ from calc.symbols import (
     i_z2,
     i_z3,
     k,
+    k_rc,
     n_au,
     n_cp,
     n_dp,
@@ -314,6 +317,14 @@ PLE_MODEL = i_le * (L * p_le * q_a + (1 - i_frozen) * d * q_a
 ALTUP_LAYER = i_au * (2 * n_au * d + 6 * d + 3 * n_au + n_au**2) * q_a
 LAUREL_LAYER = i_lr * (r_lr + d) * q_a
 ALTUP_MODEL = i_au * (n_au - 1) * d * q_a
+# Inkling's parts, calc's convention (not measured against transformers' saved tensors): each
+# residual short convolution keeps its input for its weight's gradient, the attention's and
+# the FFN's outputs (attn_sconv, mlp_sconv: d each, replicated like the norms' inputs) and W_K's
+# and W_V's outputs before k_sconv and v_sconv (h_t·(d_qk + d_v), split by heads); the relative
+# bias keeps r_proj's output, the bank product's input (h·d_rel, split by heads). The bank's
+# per-token logits and the gathered bias are transients (their gradients need only the index).
+RESIDUAL_CONV_ON = sympy.Min(k_rc, 1)
+RESIDUAL_CONV_LAYER = RESIDUAL_CONV_ON * 2 * d * q_a
 
 # A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm: y = N(x), then
 # y · σ(fc2(SiLU(fc1(y))))), on every layer's mixer norm and the MoE layers' FFN norm: the
@@ -338,7 +349,7 @@ ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's f
 # latent after and before its norm side by side (attention.mla.latent_gate): their kept input
 # is 2·r_q, the latent's second copy r_q more.
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
-                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g)
+                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g + a_r)
                      + (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
                      * (i_qlora * r_q + i_mla * r_kv)
                      + i_mla * i_lg * KEPT_NORM_OUTPUT * i_keep_qkv * q_l * r_q)
@@ -415,7 +426,8 @@ ATTENTION_PER_RANK = ((1 - RECOMPUTED_UP) * (h * d_qk / n_tp + h_t * (d_qk + d_v
                       + i_og * KEPT_O * q_lo * g_o * r_o / n_tp
                       + i_hf * (i_scores * REPEATED_KV * (d_qk + d_v) * q_a
                                 + (1 - i_scores) * 4 * h + QK_NORMS_HF) / n_tp
-                      + DIFFERENTIAL)
+                      + DIFFERENTIAL
+                      + (d_rl * h / n_tp + RESIDUAL_CONV_ON * h_t * (d_qk + d_v)) * q_a)
 # What a layer that reads an earlier layer's keys and values (attention.kv_shared_layers) does
 # not keep of its own: its K and V (the earlier layer's tensors, kept once), its key norm's
 # tensors under transformers, and its adapters' fp32 copies on k_proj and v_proj.
@@ -535,7 +547,8 @@ STORED_PER_TOKEN = IN_FLIGHT * (
      - KV_ADAPTER_COPIES
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
      + (L_s + L_sm) * NORM_GATE
-     + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER))
+     + (L_s - L_s_att) * MIXER_OUTSIDE
+     + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER + RESIDUAL_CONV_LAYER))
     / n_tp**i_sp
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     + L_s_sel * i_scores * (SELECTED_SCORES - SCORES) / n_tp

@@ -25,6 +25,7 @@ from calc.symbols import (
     D_tg,
     E,
     E_a,
+    E_rl,
     E_s,
     L,
     L_att,
@@ -39,6 +40,7 @@ from calc.symbols import (
     L_kvs,
     L_kvs2,
     L_la,
+    L_loc,
     L_ml,
     L_moe,
     L_rw,
@@ -71,6 +73,7 @@ from calc.symbols import (
     d_I,
     d_qk,
     d_qk2,
+    d_rl,
     d_rope,
     d_rope2,
     d_s,
@@ -88,6 +91,7 @@ from calc.symbols import (
     i_diff,
     i_dm,
     i_dsa,
+    i_fos,
     i_gate,
     i_gh,
     i_glu,
@@ -116,14 +120,17 @@ from calc.symbols import (
     i_qlora,
     i_qw,
     i_rel,
+    i_rgs,
     i_rs,
     i_sba,
     i_shared_gate,
     i_sink,
     i_sink2,
+    i_srt,
     i_sub,
     i_tied,
     k,
+    k_rc,
     m_csa,
     m_hca,
     n_act,
@@ -142,6 +149,7 @@ from calc.symbols import (
     r_q,
     r_q2,
     r_sb,
+    w,
     w_rs,
 )
 
@@ -185,6 +193,10 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # Doge's dynamic mask (modeling_doge.py DogeAttention): dt_proj Linear(h_kv·d_v, h_kv)
     # reads each token's values and scores it as a key per key/value head
     "attention/dynamic_mask": i_dm * h_kv * d_v * h_kv,
+    # Inkling's projected relative-position bias (attention.relative_logits; modeling_inkling.py
+    # InklingAttention.r_proj): Linear(d, h·d_rel, bias=False), each query head's relative
+    # states
+    "attention/relative": d * h * d_rl,
 }
 # The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
 # does not use, as the routed experts of an MoE FFN.
@@ -220,6 +232,14 @@ ATTENTION_GATE = (ATTENTION_WEIGHTS["attention/gate"]
 # content and position biases u, v ∈ R^{h·d_qk} replace the query in two of the four score
 # terms; one set per layer (Transformer-XL's untie_r). Gopher's Table 1 sizes are 13·L·d² + V·d.
 ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
+# Inkling (InklingRelativeLogits.proj): each attention layer's bank of bias profiles, d_rel ×
+# E_rel, the window w wide on a sliding layer (InklingAttention.rel_extent), whatever its
+# heads: summed over the layers in `components` beside r_proj.
+RELATIVE_BANKS = d_rl * (E_rl * (L_att - L_loc) + w * L_loc)
+# Inkling's residual short convolutions on the keys and values (InklingAttention.k_sconv and
+# v_sconv: InklingShortConvolution, a depthwise nn.Conv1d of kernel k without bias over W_K's
+# and W_V's outputs), k weights per channel.
+ATTENTION_CONV = k_rc * h_kv * (d_qk + d_v)
 # QK-norm: per head over d_qk (Qwen3, Gemma 3: one γ for q, one for k), or over the whole
 # projections h·d_qk and h_kv·d_qk (OLMo 2). Without weights (Llama 4's L2 norm) both are 0.
 # (Gemma 4's value norm has no weight: Gemma4RMSNorm with_scale=False.)
@@ -312,6 +332,8 @@ ATTENTION: dict[str, sympy.Expr] = {
     # where attention_bias is set
     "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
     + i_dm * h_kv + b_dm * h_kv,
+    "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
+    "attention/conv": ATTENTION_CONV,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -321,6 +343,9 @@ KV_OWN_WEIGHTS = {"attention/kv": ATTENTION_WEIGHTS["attention/kv"]}
 # Active per token: the h/h_kv attention experts it is routed to.
 ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
+# Inkling's residual short convolutions on the attention and FFN outputs (InklingDecoderLayer's
+# attn_sconv and mlp_sconv: depthwise over d, kernel k, no bias), every layer's.
+RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
 # One Transformer layer without its FFN: attention and the layer's norms.
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
@@ -333,6 +358,8 @@ DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/down": d_ff * d + b_ff * d,
     "mlp/act": n_act,
     "mlp/sub_norm": i_sub * NORM * d_ff,
+    # Inkling (InklingMLP.global_scale): one learned scalar on the dense FFN's output
+    "mlp/scale": i_fos,
 }
 
 
@@ -356,12 +383,14 @@ SHARED_EXPERT = _expert(d_s)
 # LongcatFlashTopkRouter: classifier Linear(d, E + E_0), e_score_correction_bias E + E_0 wide);
 # an identity expert holds no weights.
 # Product keys (Lample et al. 2019 §3.2; DogeCDMoE.router_gate Linear(d, 2·⌊√E⌋, bias=False)):
-# two halves of n_pk = ⌊√E⌋ sub-key scores instead of one score per expert.
-ROUTER_WEIGHTS = (1 - i_pk) * d * (E + E_0) + i_pk * d * 2 * n_pk
+# two halves of n_pk = ⌊√E⌋ sub-key scores instead of one score per expert. Inkling's router
+# (InklingTopkRouter) scores its E_s shared experts too, weight (E + E_s) × d, and scales every
+# routing weight by one learned scalar, global_scale (1_router-scale).
+ROUTER_WEIGHTS = (1 - i_pk) * d * (E + E_0 + i_srt * E_s) + i_pk * d * 2 * n_pk
 MOE_FFN: dict[str, sympy.Expr] = {
     # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
     # after a norm without weights, and per_expert_scale, E values on the chosen weights
-    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E),
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E) + i_rgs,
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
@@ -549,6 +578,7 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
+    (L, RESIDUAL_CONV),
     (L, HYPER_CONNECTIONS),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
@@ -571,6 +601,7 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     the once-per-model terms."""
     totals = attention_totals(attention)
     totals["attention/o"] += LAST_OUT_BIAS
+    totals["attention/relative"] += RELATIVE_BANKS
     # DeepSeek-V4's compressors and CSA indexers, summed over their layers already; the CSA
     # indexer is attention/indexer as DSA's is
     totals["attention/compressor"] = COMPRESSION["attention/compressor"]

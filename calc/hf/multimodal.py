@@ -54,6 +54,9 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "dots3_note": ("dots3_note_text", "top", False),
     # MiniMaxM3VLConfig.__post_init__ takes text_config's tie when its own is false
     "minimax_m3_vl": ("minimax_m3_vl_text", "either", False),
+    # Inkling: vision and audio towers beside inkling_text; InklingForConditionalGeneration
+    # ties no head (_tied_weights_keys = {}), which the text reader holds whatever the flag
+    "inkling_mm_model": ("inkling_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

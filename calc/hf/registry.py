@@ -44,6 +44,7 @@ from calc.hf.families import (
     helium,
     hunyuan,
     hyperclovax,
+    inkling,
     internlm3,
     jais2,
     jamba,
@@ -195,6 +196,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     modernbert.MODERNBERT_DECODER,
     cpmant.CPMANT,
     doge.DOGE,
+    inkling.INKLING_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,

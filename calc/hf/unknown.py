@@ -35,44 +35,32 @@ NEEDS = {
     # attention and residual parts the spec lacks
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",
-    # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from
-    # swa_num_attention_heads, swa_num_key_value_heads and swa_head_dim (InklingTextConfig's
-    # defaults: 16 KV heads there, 8 on the full layers); no RoPE, instead
-    # InklingRelativeLogits: r_proj Linear(d, h·d_rel) per token times a learned bank proj
-    # (d_rel × rel_extent; sliding_window_size wide on the sliding layers) gives a bias per
-    # backward distance added to the scores; InklingShortConvolution x + conv(x) (depthwise,
-    # causal, kernel conv_kernel_size, no bias) on k_proj's and v_proj's outputs and on the
-    # attention and MLP outputs; InklingTopkRouter's weight has n_routed + n_shared rows (the
-    # shared experts' weights come from the same softmax) and a learned scalar global_scale,
-    # as InklingMLP has on its output. The sliding layers' heads are attention.kind_shapes
-    # (local); the rest is not in the spec.
-    "inkling_text": "a relative-position bias projected per token (r_proj d → h·d_rel times a "
-                    "d_rel × rel_extent bank), residual short convolutions on the keys, values "
-                    "and the attention and MLP outputs, and a router that scores the shared "
-                    "experts beside the routed ones",
     # modeling_inkling2.py (transformers 5.24.0): Inkling2BlockAttentionResidual mixes the
     # states of earlier blocks of n_layers_per_attn_res_block layers into each layer's
     # attention and MLP inputs by learned queries (three on the full layers, one per q/k/v
     # input); Inkling2DynamicShortConvolution adds per-token taps (weight_proj d → kv_heads·k)
     # on the full layers' keys and values; Inkling2GatedOutputProjection gates the attention
     # output by sigmoid(gate_proj(x)) (d → h·d_h); sink_proj (d → h) makes each head's sink
-    # logit from the token. Inkling's relative bias and residual short convolutions come with
-    # them. (Its lm_head of unpadded_vocab_size rows against vocab_size embeddings is
+    # logit from the token; Inkling2RelativePositionBias scales its relative states by a
+    # learned h × d_rel (Inkling2ScaledL2Clip) before the bank. Inkling's parts it shares are
+    # in the spec: the relative bias (attention.relative_logits), the residual short
+    # convolutions (residual_conv) and the sliding layers' heads (attention.kind_shapes), as
+    # its output gate per channel is (attention.output_gate).
+    # (Its lm_head of unpadded_vocab_size rows against vocab_size embeddings is
     # output_vocab_size, which the spec holds.)
     "inkling2_text": "attention residuals over blocks of layers "
                      "(Inkling2BlockAttentionResidual: learned queries over earlier blocks' "
                      "states), per-token convolution taps on the full layers' keys and values "
                      "(weight_proj), attention sinks projected from the token (sink_proj d → "
-                     "h), a relative-position bias projected per token and residual short "
-                     "convolutions",
+                     "h) and a learned scale on the relative states (h × d_rel)",
     # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
     # loop_layer_index_end run loop_num_passes times per token, each later pass fed the
     # previous pass's blocks through Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank,
     # two gates back to d) and learned message queries.
     "inkling2_loop_text": "inkling2_text's parts (attention residuals over blocks of layers, "
-                          "per-token convolution taps, token-projected sinks, a "
-                          "relative-position bias, residual short convolutions) and looped "
-                          "layers (loop_layer_index_start to loop_layer_index_end run "
+                          "per-token convolution taps, token-projected sinks, the relative "
+                          "states' scale) and looped layers "
+                          "(loop_layer_index_start to loop_layer_index_end run "
                           "loop_num_passes times per token, joined by message gates)",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",

@@ -135,6 +135,22 @@ class KindShape(Frozen):
                           "head_dim or v_head_dim")
 
 
+class RelativeLogitsSpec(Frozen):
+    """A relative-position bias projected from each token (Inkling; transformers 5.24.0
+    modeling_inkling.py InklingRelativeLogits, modeling_inkling2.py
+    Inkling2RelativePositionBias): r_proj Linear(d, h·d_rel, bias=False) gives each query
+    head d_rel relative states; times a learned bank proj (d_rel × extent, one per layer,
+    shared by its heads) they give one bias value per backward distance 0 … extent − 1, added
+    to that head's score of the key at that distance (0 beyond). A sliding layer's bank is
+    attention.sliding_window wide; every other layer's `extent`."""
+
+    d_rel: int = Field(ge=1, le=MAX_WIDTH, description="relative states per head (d_rel)")
+    extent: int = Field(ge=1, le=MAX_TOKENS_CONTEXT,
+                        description="backward distances the bias covers on the layers that "
+                                    "do not slide (rel_extent; a sliding layer's bank is its "
+                                    "window wide)")
+
+
 class CompressionSpec(Frozen):
     """DeepSeek-V4's compressed attention (transformers 5.24.0 modeling_deepseek_v4.py; the
     DeepSeek-V4 report §2.3): on some of its sliding layers a compressor pools the keys of each
@@ -276,6 +292,10 @@ class AttentionSpec(Frozen):
     compression: CompressionSpec | None = Field(
         None, description="compressed keys beside the window on some sliding layers "
                           "(DeepSeek-V4's CSA and HCA layers)")
+    relative_logits: RelativeLogitsSpec | None = Field(
+        None, description="a relative-position bias projected per token: r_proj d → h·d_rel "
+                          "times a d_rel × extent bank gives each head a bias per backward "
+                          "distance (Inkling's r_proj and rel_logits_proj)")
     kind_shapes: dict[AttentionKind, KindShape] = Field(
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
@@ -351,6 +371,8 @@ class AttentionSpec(Frozen):
             self._check_compression()
         if self.dynamic_mask is not None:
             self._check_dynamic_mask()
+        if self.relative_logits is not None:
+            self._check_relative_logits()
         if self.kv_cached_once and not self.k_eq_v:
             raise ValueError("attention.kv_cached_once=true needs attention.k_eq_v=true (only "
                              "keys that are the values can be cached once)")
@@ -455,6 +477,20 @@ class AttentionSpec(Frozen):
         if self.indexer is not None or self.kind_shapes or self.experts is not None:
             raise ValueError("attention.compression is not defined with attention.indexer, "
                              "attention.kind_shapes or attention.experts")
+
+    def _check_relative_logits(self) -> None:
+        """Inkling's bias sits on MHA/GQA heads of global and sliding layers (a bank per
+        layer, as wide as the window on a sliding one)."""
+        parts = [name for name, on in (
+            ("attention.mla", self.mla is not None), ("attention.experts", bool(self.experts)),
+            ("attention.differential", self.differential),
+            ("attention.kv_shared_layers", bool(self.kv_shared_layers)),
+            ("attention.indexer", self.indexer is not None),
+            ("attention.compression", self.compression is not None),
+            ("chunked layers", "chunked" in self.pattern)) if on]
+        if parts:
+            raise ValueError(f"attention.relative_logits is not defined with "
+                             f"{', '.join(parts)}")
 
     def _check_low_rank(self) -> None:
         """DeepSeek-V4's low-rank queries and grouped output projection, on MHA/GQA/MQA

@@ -44,6 +44,9 @@ class FFNSpec(Frozen):
                     "gated, three matrices; xielu learns α_p and α_n in each FFN")
     d_ff: int = Field(ge=1, le=MAX_WIDTH * 16, description="hidden width of a dense layer's FFN")
     bias: bool = Field(False, description="biases on the FFN (and expert) projections")
+    output_scale: bool = Field(
+        False, description="one learned scalar multiplies a dense FFN's output (Inkling's "
+                           "InklingMLP.global_scale)")
     double_wide: bool = Field(
         False, description="the dense FFN of the layers without keys and values of their own "
                            "(attention.kv_shared_layers) is 2·d_ff wide (Gemma 4's "
@@ -92,6 +95,14 @@ class MoESpec(Frozen):
                            "(width d, after a norm without weights) and one per routed expert "
                            "on the chosen experts' weights, d + E values (Gemma 4's "
                            "Gemma4TextRouter.scale and per_expert_scale)")
+    shared_in_router: bool = Field(
+        False, description="the router scores the shared experts beside the routed ones: its "
+                           "weight has n_experts + n_shared_experts rows and one softmax over "
+                           "the top_k routed and the shared scores weighs both (Inkling's "
+                           "InklingTopkRouter, shared_expert_sink)")
+    router_global_scale: bool = Field(
+        False, description="one learned scalar multiplies every routing weight (Inkling's "
+                           "InklingTopkRouter.global_scale)")
     n_zero_experts: int = Field(
         0, ge=0, le=MAX_EXPERTS,
         description="zero-computation experts: identities the router scores beside the E FFN "
@@ -146,6 +157,11 @@ class MoESpec(Frozen):
         if self.branch_norms and not self.n_shared_experts:
             raise ValueError("moe.branch_norms=True needs moe.n_shared_experts >= 1 (a norm "
                              "after the shared experts' branch)")
+        if self.shared_in_router and (not self.n_shared_experts or self.shared_expert_gate
+                                      or self.n_zero_experts):
+            raise ValueError("moe.shared_in_router=True needs moe.n_shared_experts >= 1, "
+                             "without moe.shared_expert_gate or moe.n_zero_experts (the "
+                             "router weighs the shared experts itself)")
         if self.shared_expert_gate and not self.n_shared_experts:
             raise ValueError("moe.shared_expert_gate=True needs moe.n_shared_experts >= 1 "
                              "(it gates the shared experts' output)")
@@ -165,7 +181,9 @@ class MoESpec(Frozen):
             ("moe.n_zero_experts", self.n_zero_experts), ("moe.router_bias", self.router_bias),
             ("moe.router_scales", self.router_scales), ("moe.hash_layers", self.hash_layers),
             ("moe.shortcut", self.shortcut), ("moe.branch_norms", self.branch_norms),
-            ("moe.shared_expert_gate", self.shared_expert_gate)) if on]
+            ("moe.shared_expert_gate", self.shared_expert_gate),
+            ("moe.shared_in_router", self.shared_in_router),
+            ("moe.router_global_scale", self.router_global_scale)) if on]
         if parts:
             raise ValueError(f"moe.product_keys is not defined with {', '.join(parts)}")
 

@@ -36,7 +36,8 @@ Method = Literal["full", "lora", "qlora"]
 # igate_preact, fgate_preact; out_proj). `experts`: each routed
 # expert's up, gate and down matrices, which transformers 5 stores fused as parameters
 # (gate_up_proj, down_proj), not as nn.Linear modules (PEFT's target_parameters adapts them).
-ATTENTION_TARGETS = ("q", "k", "v", "o", "g")
+# `r`: Inkling's r_proj, the relative bias' projection d → h·d_rel (attention.relative_logits)
+ATTENTION_TARGETS = ("q", "k", "v", "o", "g", "r")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
                  "qkv_proj", "output_gate", "key", "value", "receptance", "output",
@@ -61,6 +62,7 @@ ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
 PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "g_proj": "g",
+                "r_proj": "r",
                 "up_proj": "up", "gate_proj": "gate", "down_proj": "down"}
 # Bytes per logit held at the loss's peak (the start of the backward, every activation alive),
 # by how the stack computes the loss:
@@ -260,14 +262,16 @@ class TargetShape:
 def ffn_widths(spec: ModelSpec) -> list[tuple[int, int]]:
     """(width, layers) of each FFN the up/gate/down targets adapt: the dense FFNs (the L_dw
     double-wide ones, ffn.double_wide, apart) and the shared experts' MLP (transformers builds
-    the E_s shared experts as one MLP of width E_s·d_s)."""
+    the E_s shared experts as one MLP of width E_s·d_s). Inkling's shared experts, weighed by
+    its router (moe.shared_in_router), are stacked nn.Parameter weights run by bmm in
+    transformers (InklingSharedExperts), no nn.Linear: no target adapts them."""
     moe, counts, wide = spec.moe, spec.layer_counts, spec.double_wide_layers
     # RWKV's FFN is its channel-mix's key and value (_mixer_shapes)
     dense = counts["dense"] - wide if not counts["rwkv"] else 0
     widths = [(spec.ffn.d_ff, dense)] if dense else []
     if wide:
         widths.append((2 * spec.ffn.d_ff, wide))
-    if moe is not None and counts["moe"] and moe.n_shared_experts:
+    if moe is not None and counts["moe"] and moe.n_shared_experts and not moe.shared_in_router:
         widths.append((moe.n_shared_experts * moe.shared_width, counts["moe"]))
     return widths
 
@@ -357,6 +361,8 @@ def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     mask = att.dynamic_mask
     if mask is not None:  # Doge's DogeAttention.dt_proj h_kv·d_v → h_kv (PEFT's dt_proj)
         shapes["dt_proj"] = TargetShape(((h_kv * spec.head_dim_v, h_kv),))
+    if att.relative_logits is not None:  # Inkling's r_proj d → h·d_rel
+        shapes["r"] = TargetShape(((d, h * att.relative_logits.d_rel),))
     if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
         del shapes["q"], shapes["o"]
     # DeepSeek-V4: W_Q through a latent (q_a_proj, q_b_proj), W_O grouped (o_a_proj, o_b_proj)
@@ -422,6 +428,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
     if target == "g" and not (spec.attention.output_gate and (
             spec.attention.output_gate_per == "head" or spec.attention.output_gate_bias)):
         return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
+    if target == "r" and spec.attention.relative_logits is None:
+        return "its attention has no relative bias projected per token (r_proj)"
     if target in ("k", "v") and spec.attention.kv_shared_layers == spec.n_layers:
         return "every layer reads the target's keys and values (attention.kv_shared_layers)"
     if target in ATTENTION_TARGETS:

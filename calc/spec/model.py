@@ -191,6 +191,12 @@ class ModelSpec(Frozen):
         None, ge=1, le=MAX_SEGMENTS,
         description="rows of a segment table whose row for each token's segment is added to "
                     "the token embedding (CPM-Ant's segment_embedding, segment_types rows)")
+    residual_conv: int | None = Field(
+        None, ge=1, le=1024,
+        description="kernel k of residual short convolutions, x + conv(x) with a causal "
+                    "depthwise conv1d without bias, on each attention layer's keys and values "
+                    "(after W_K and W_V) and on its attention and FFN outputs before the "
+                    "residual adds (Inkling's k_sconv, v_sconv, attn_sconv and mlp_sconv)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
     prediction_head: PredictionHeadSpec | None = Field(
@@ -274,6 +280,10 @@ class ModelSpec(Frozen):
                              f"with it")
         if att.compression is not None:
             self._check_compression()
+        if att.relative_logits is not None:
+            self._check_relative_logits()
+        if self.residual_conv is not None:
+            self._check_residual_conv()
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:
@@ -360,6 +370,30 @@ class ModelSpec(Frozen):
         if why is not None:
             raise ValueError(f"position.kind='bucketed' (a bias per head of the model's "
                              f"attention) is not defined with {why}")
+
+    def _check_relative_logits(self) -> None:
+        """Inkling's bias is a part of the self-attention layers only."""
+        if self.cross_attention is not None or self.shared_block is not None or self.mtp_modules:
+            raise ValueError("attention.relative_logits is not defined with cross_attention, "
+                             "shared_block or mtp_modules")
+
+    def _check_residual_conv(self) -> None:
+        """Inkling's four residual convolutions sit in a sequential attention + FFN layer on
+        one residual stream."""
+        plain = (all(mixer == "attention" for mixer in self.mixer_kinds) and self.has_ffn
+                 and "none" not in self.ffn_kinds)
+        if (not plain or self.parallel_block or self.norm.placement != "pre"
+                or self.shared_block is not None
+                or self.hyper_connections is not None or self.altup is not None
+                or self.laurel is not None or self.mtp_modules
+                or self.attention.mla is not None or self.attention.experts
+                or self.attention.kv_shared_layers or self.attention.differential
+                or self.attention.k_eq_v
+                or any(shape.k_eq_v for shape in self.attention.kind_shapes.values())):
+            raise ValueError("residual_conv is defined for sequential pre-norm layers of "
+                             "attention (MHA/GQA, no mla, experts, differential, k_eq_v or "
+                             "kv-shared layers) and an FFN each, without parallel_block, "
+                             "shared_block, hyper_connections, altup, laurel or mtp_modules")
 
     def _check_per_layer_embeddings(self) -> None:
         """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the
@@ -890,6 +924,13 @@ class ModelSpec(Frozen):
         if self.layers.ffn_pattern or self.layers.at("ffn"):
             return sum(self.moe_layers)
         return max(0, self.n_layers // moe.every - moe.first_dense_layers // moe.every)
+
+    @property
+    def kv_channels(self) -> int:
+        """W_K's and W_V's output channels summed over the attention layers, each kind with its
+        own heads (the channels Inkling's k_sconv and v_sconv convolve: residual_conv)."""
+        return sum(kv * (width + values) for kv, width, values in (
+            self.heads_of(kind)[1:] for kind in self.attention_kinds if kind))
 
     @property
     def has_ffn(self) -> bool:

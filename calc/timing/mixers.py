@@ -193,6 +193,13 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))
+    if spec.residual_conv is not None:
+        # Inkling's residual short convolutions (k_sconv, v_sconv; attn_sconv, mlp_sconv): each
+        # a depthwise causal conv1d kernel reading its channels and writing x + conv(x) once
+        ops += [Recurrence("attention/conv", flops["attention/conv"], 2 * spec.kv_channels * q,
+                           "vector", CONV_BACKWARD),
+                Recurrence("residual_conv", flops["residual_conv"],
+                           spec.n_layers * 2 * 2 * d * q, "vector", CONV_BACKWARD)]
     return ops
 
 

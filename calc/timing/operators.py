@@ -160,6 +160,7 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         # like the embedding's projections
         Matmul("prediction_head", flops["prediction_head"], d, d, 1, "none"),
         *_drafter_matmuls(spec, flops),
+        *_relative_logit_matmuls(spec, flops),
     ]
     gated = spec.ffn is not None and spec.ffn.gated
     if spec.ffn is not None:
@@ -207,6 +208,25 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _relative_logit_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """Inkling's relative bias (attention.relative_logits): r_proj d → h·d_rel, column-parallel
+    like W_Q (split by heads), and the bank's product per token, each head's d_rel states times
+    the d_rel × E bank (E the window on a sliding layer), split by heads too (every rank holds
+    the small bank whole: its weights priced as a column split's are a fraction of r_proj's)."""
+    rel = spec.attention.relative_logits
+    if rel is None:
+        return []
+    d, kinds = spec.d_model, [kind for kind in spec.attention_kinds if kind]
+    heads = sum(spec.heads_of(kind)[0] for kind in kinds)
+    projection = 2 * d * rel.d_rel * heads
+    extent = max((spec.attention.sliding_window or 1) if kind == "local" else rel.extent
+                 for kind in kinds)
+    return [Matmul("attention/relative", projection, heads * rel.d_rel // len(kinds), d,
+                   len(kinds), "column"),
+            Matmul("attention/relative", flops["attention/relative"] - projection, extent,
+                   rel.d_rel, len(kinds), "column")]
 
 
 def _head_rows_scored(spec: ModelSpec) -> int:
@@ -533,9 +553,11 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         # a bucketed score bias (CPM-Ant): its looked-up s×s values per head written once a
         # layer, then read with the scores and added (read 2, write 1), a tensor the
         # attention kernel takes whichever it is (CpmAntAttention runs eager only)
+        # Inkling's relative bias (attention.relative_logits) the same: its gathered s×s
+        # values per head (DotProductAttention takes them as a bias, as the bucketed one)
         ElementWise("position bias",
-                    layer_heads * 4 * seq_len * q if spec.position.kind == "bucketed" else 0.0,
-                    "tensor"),
+                    layer_heads * 4 * seq_len * q if spec.position.kind == "bucketed"
+                    or spec.attention.relative_logits is not None else 0.0, "tensor"),
         ElementWise("attention dropout", layer_heads * seq_len * (2 * q + MASK_BYTES), "tensor",
                     dropout=True, eager=True),
         *mixer_elementwise(spec),

@@ -26,7 +26,15 @@ from calc.spec import ModelSpec
 from calc.verify.compressor import CompressedIndexer, Compressor, select_entries, visible
 from calc.verify.indexer import BlockIndexer, Indexer, attend_selected, select, select_blocks
 from calc.verify.moa import ExpertOutputs, ExpertQueries
-from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
+from calc.verify.parts import (
+    CausalConv,
+    alibi_slopes,
+    linear,
+    make_norm,
+    rope,
+    sinusoids,
+    tag,
+)
 
 
 class RelativePositions(nn.Module):
@@ -85,6 +93,32 @@ class PositionBias(nn.Module):
         return F.embedding(self.bucket(offsets), self.table).to(dtype).movedim(-1, 0)
 
 
+class RelativeLogits(nn.Module):
+    """Inkling's relative-position bias projected per token (attention.relative_logits;
+    modeling_inkling.py InklingAttention.r_proj and InklingRelativeLogits): r_proj d → h·d_rel,
+    then each head's d_rel states times the d_rel × extent bank, one logit per backward
+    distance, as transformers computes it (a matmul per token, tagged attention/relative)."""
+
+    def __init__(self, d: int, heads: int, d_rel: int, extent: int):
+        super().__init__()
+        tag(self, "attention/relative")
+        self.heads, self.extent = heads, extent
+        self.r = linear(d, heads * d_rel, False, "attention/relative")
+        self.bank = nn.Parameter(torch.empty(d_rel, extent).uniform_(-0.1, 0.1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """[B, h, T, extent]: each query head's bias for distances 0 … extent − 1."""
+        b, t, _ = x.shape
+        return (self.r(x).view(b, t, self.heads, -1) @ self.bank).transpose(1, 2)
+
+    def bias(self, logits: Tensor, distance: Tensor) -> Tensor:
+        """Each score's bias: the logit of its query − key distance, 0 from extent on and for
+        keys after the query (the mask hides those); a lookup, 0 FLOPs."""
+        index = distance.clamp(0, self.extent - 1).expand(*logits.shape[:3], -1)
+        far = (distance < 0) | (distance >= self.extent)
+        return logits.gather(-1, index).masked_fill(far, 0.0)
+
+
 class Attention(nn.Module):
     """MHA/GQA/MQA or MLA; QKᵀ and A·V as explicit matmuls, tagged attention/scores."""
 
@@ -106,6 +140,18 @@ class Attention(nn.Module):
         self.relative = (RelativePositions(d, self.h, self.d_qk)
                          if spec.position.kind == "relative" else None)
         self.d = d
+        # Inkling's bias per backward distance, its bank the window wide on a sliding layer;
+        # the logits of this forward, made from the layer's input
+        rel = att.relative_logits
+        self.relative_logits = (RelativeLogits(d, self.h, rel.d_rel, self.window or rel.extent)
+                                if rel is not None else None)
+        self.rel_logits: Tensor | None = None
+        # Inkling's residual short convolutions on W_K's and W_V's outputs (k_sconv, v_sconv)
+        kernel = spec.residual_conv
+        self.kv_convs = (nn.ModuleList(CausalConv(self.h_kv * width, kernel, False,
+                                                  "attention/conv")
+                                       for width in (self.d_qk, self.d_v))
+                         if kernel is not None else None)
         self.mla = att.mla
         self.expert_q = ExpertQueries(spec) if att.experts else None  # JetMoE's W_Q, W_O
         self.expert_o = ExpertOutputs(spec) if att.experts else None
@@ -300,6 +346,8 @@ class Attention(nn.Module):
             k = v = kv
         else:
             k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
+        if self.kv_convs is not None:  # x + conv(x) on the keys and on the values
+            k, v = k + self.kv_convs[0](k), v + self.kv_convs[1](v)
         if self.qk_norm == "projection":
             k = self.k_norm(k)
         k, v = self._heads(k, self.h_kv), self._heads(v, self.h_kv)
@@ -432,6 +480,8 @@ class Attention(nn.Module):
                 hidden = hidden | (offsets <= -self.window)
             if self.alibi or self.bucketed:
                 scores = scores + self._bias(offsets, scores.dtype)
+            if self.rel_logits is not None:
+                scores = scores + self.relative_logits.bias(self.rel_logits, -offsets)
             return self._softmax(scores, hidden) @ v
         # A sliding window narrower than T: each query multiplies only its w keys.
         w = self.window
@@ -445,11 +495,15 @@ class Attention(nn.Module):
         hidden = (position[:, None] + offsets) < 0  # padding before the first token
         if self.alibi or self.bucketed:
             scores = scores + self._bias(offsets.expand(t, w), scores.dtype)
+        if self.rel_logits is not None:
+            scores = scores + self.relative_logits.bias(self.rel_logits, -offsets.expand(t, w))
         probs = self._softmax(scores, hidden)
         return (probs.unsqueeze(-2) @ values.transpose(-2, -1)).squeeze(-2)
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
+        if self.relative_logits is not None:
+            self.rel_logits = self.relative_logits(x)
         out = (self._attend(q, k, v) if self.compressor is None
                else self._attend_compressed(q, k, v))  # [B, h, T, d_v]; differential: 2·d_v
         if self.differential is not None:

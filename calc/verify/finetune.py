@@ -118,6 +118,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
             if "dt_proj" in targets and module.dynamic is not None:  # Doge's dynamic mask
                 dt = module.dynamic.dt_proj
                 module.dynamic.dt_proj = _adapt(dt, [dt.out_features], [True], r)
+            relative = module.relative_logits  # Inkling's r_proj
+            if "r" in targets and relative is not None:
+                relative.r = _adapt(relative.r, [relative.r.out_features], [True], r)
         elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
             for name in ("q", "k", "v", "o"):
                 linear = getattr(module, name)

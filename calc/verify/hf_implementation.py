@@ -8,6 +8,8 @@ paths are what FlopCounterMode sees:
 - a causal conv1d pads both sides and keeps the first T of its T + k − 1 outputs
   (causal_conv1d_fn in modeling_mamba.py, _mamba2.py, _qwen3_next.py, _lfm2.py; Griffin's
   conv_1d in RecurrentGemmaRecurrentBlock): torch counts the k − 1 discarded outputs too;
+  Inkling's residual short convolutions (InklingShortConvolution through the same
+  causal_conv1d_fn) too;
 - a scan's elementwise state arithmetic is invisible to FlopCounterMode, and its contractions are
   the algorithm's: Mamba reads the state with one bmm per token (mamba_selective_scan's
   recurrent loop), Mamba-2 runs the chunked SSD algorithm (mamba2_chunk_scan: chunks of
@@ -175,6 +177,11 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     for mixer, (channels, kernel) in _conv_channels(spec).items():
         total += layers[mixer] * FMA * channels * kernel * (kernel - 1)
         changed.append(f"{_CONV_NAMES[mixer]} over T + k − 1 outputs")
+    if spec.residual_conv is not None:
+        kernel = spec.residual_conv
+        channels = 2 * spec.d_model * spec.n_layers + spec.kv_channels
+        total += FMA * channels * kernel * (kernel - 1)
+        changed.append("residual short convs over T + k − 1 outputs")
     if n["mamba"]:
         m = spec.mamba
         assert m is not None
@@ -220,8 +227,11 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
     window = spec.attention.sliding_window
     if window is not None and window < t and spec.n_local_layers:
         # the same model whose local layers see all t keys, by calc's own count
+        # (the scores only: a relative bias' bank stays the window wide, InklingRelativeLogits)
         unmasked = count_flops(spec.updated(**{"attention.sliding_window": t}), t, "full")
-        total += (unmasked.forward - flops.forward) * t
+        relative = "attention/relative"
+        total += (unmasked.forward - flops.forward - unmasked.components.get(relative, 0)
+                  + flops.components.get(relative, 0)) * t
         changed.append("sliding layers: every key scored, those outside the window masked")
     indexer = spec.attention.indexer
     if indexer is not None and indexer.topk * indexer.block_size < t:

@@ -36,7 +36,15 @@ from calc.verify.mixers import (
     RwkvChannelMix,
     ShortConv,
 )
-from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
+from calc.verify.parts import (
+    ACTIVATIONS,
+    CausalConv,
+    activation,
+    linear,
+    make_norm,
+    sinusoids,
+    tag,
+)
 from calc.verify.shared_block import Depth, SharedBlock
 
 
@@ -55,12 +63,16 @@ class FeedForward(nn.Module):
         self.sub_norm = (make_norm(spec.norm, width, "mlp/sub_norm")
                          if spec.norm.sub_norms and up == "mlp/up" else None)
         self.down = linear(width, d, ffn.bias, down)
+        # Inkling's InklingMLP.global_scale on a dense FFN's output
+        self.scale = (tag(LearnedValues(1), "mlp/scale") if ffn.output_scale and up == "mlp/up"
+                      else None)
 
     def forward(self, x: Tensor) -> Tensor:
         hidden = self.act(self.gate(x)) * self.up(x) if self.gate else self.act(self.up(x))
         if self.sub_norm is not None:
             hidden = self.sub_norm(hidden)
-        return self.down(hidden)
+        out = self.down(hidden)
+        return out if self.scale is None else out * self.scale.values
 
 
 class Experts(nn.Module):
@@ -141,7 +153,17 @@ class MixtureOfExperts(nn.Module):
         # (calc's expected share, moe.experts_per_token); the router scores all E + E_0
         self.n, self.k = moe.n_experts, moe.experts_per_token
         self.zero = moe.top_k - moe.experts_per_token if moe.n_zero_experts else 0
-        self.router = linear(spec.d_model, moe.router_width, moe.router_bias, "moe/router")
+        # Inkling's router also scores the shared experts (moe.shared_in_router): their
+        # softmax weights scale their outputs; its routing bias stays the routed experts'
+        extra = moe.n_shared_experts if moe.shared_in_router else 0
+        self.router = linear(spec.d_model, moe.router_width + extra,
+                             moe.router_bias and not extra, "moe/router")
+        self.router_bias = (tag(LearnedValues(moe.router_width), "moe/router")
+                            if moe.router_bias and extra else None)
+        self.shared_in_router = bool(extra)
+        # InklingTopkRouter.global_scale on every routing weight
+        self.global_scale = (tag(LearnedValues(1), "moe/router") if moe.router_global_scale
+                             else None)
         # ScMoE: the routed part joins the residual stream a layer later (ReferenceModel)
         self.shortcut = moe.shortcut
         self.pending: Tensor | None = None
@@ -200,7 +222,13 @@ class MixtureOfExperts(nn.Module):
         if self.product_keys:
             combined = self.experts(flat, self.router(flat))
             return (combined + sum(expert(flat) for expert in self.shared)).view(b, t, d)
-        probs = self.router(flat if scales is None else flat * scales.channel).softmax(-1)
+        logits = self.router(flat if scales is None else flat * scales.channel)
+        if self.router_bias is not None:
+            logits = torch.cat((logits[:, :self.n] + self.router_bias.values,
+                                logits[:, self.n:]), dim=-1)
+        probs = logits.softmax(-1)
+        if self.global_scale is not None:
+            probs = probs * self.global_scale.values
         token, weight, loads = self._route(probs[:, :self.n])
         if scales is not None:  # each chosen expert's weight times its own scale
             weight = weight * (scales.expert[:1] if weight.is_meta
@@ -228,7 +256,12 @@ class MixtureOfExperts(nn.Module):
             combined = self.branch_norms[1](combined)
         if self.shortcut:
             self.pending, combined = combined.view(b, t, d), torch.zeros_like(flat)
-        if self.shared:
+        if self.shared and self.shared_in_router:  # each weighed by its router weight
+            gammas = probs[:, self.n:]
+            shared = sum(expert(flat) * gammas[:, i:i + 1]
+                         for i, expert in enumerate(self.shared))
+            combined = combined + shared
+        elif self.shared:
             shared = sum(expert(flat) for expert in self.shared)
             if self.shared_gate is not None:
                 shared = torch.sigmoid(self.shared_gate(flat)) * shared
@@ -273,6 +306,15 @@ class PerLayerInput(nn.Module):
     def branch(self, x: Tensor, vector: Tensor) -> Tensor:
         """What the path adds: N(W_proj (φ(W_gate x) ⊙ vector))."""
         return self.norm(self.projection(self.act(self.gate(x)) * vector))
+
+
+class LearnedValues(nn.Module):
+    """A few learned values under a module of their own, so they carry their component's tag
+    (Inkling's global_scale scalars, its routing bias beside the shared experts' scores)."""
+
+    def __init__(self, width: int):
+        super().__init__()
+        self.values = nn.Parameter(torch.ones(width))
 
 
 class OutputBias(nn.Module):
@@ -412,6 +454,11 @@ class Block(nn.Module):
         self.gates = CrossAttentionGates() if cross else None
         self.skipped = cross and spec.cross_attention is not None \
             and not spec.cross_attention.image_tokens
+        # Inkling's attn_sconv and mlp_sconv: x + conv(x) on each sublayer's output before
+        # its residual add (pre-norm layers: ModelSpec's rule)
+        kernel = spec.residual_conv
+        self.convs = (nn.ModuleList(CausalConv(spec.d_model, kernel, False, "residual_conv")
+                                    for _ in range(2)) if kernel is not None else None)
 
     def _ffn(self, x: Tensor) -> Tensor:
         assert self.ffn is not None
@@ -478,6 +525,11 @@ class Block(nn.Module):
         if self.parallel:  # x + Attn(N(x)) + FFN(N'(x)), N' = N with one shared norm
             a = n[0](x)
             return x + self.attention(a, positions) + self._ffn(n[-1](x) if len(n) > 1 else a)
+        if self.convs is not None:  # pre-norm (ModelSpec's rule)
+            a = self.attention(n[0](mixed), positions)
+            x = x + a + self.convs[0](a)
+            f = self._ffn(n[1](x))
+            return x + f + self.convs[1](f)
         if self.placement == "pre":
             x = x + self.attention(n[0](mixed), positions)
             return x + self._ffn(n[1](x))
