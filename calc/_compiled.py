@@ -46,6 +46,7 @@ def params_per_layer(s):
     g_o = s['g_o']
     h = s['h']
     h_kv = s['h_kv']
+    i_cca = s['i_cca']
     i_diff = s['i_diff']
     i_gate = s['i_gate']
     i_gh = s['i_gh']
@@ -62,6 +63,8 @@ def params_per_layer(s):
     i_rel = s['i_rel']
     i_sink = s['i_sink']
     i_sub = s['i_sub']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     n_norm = s['n_norm']
     r_kv = s['r_kv']
     r_o = s['r_o']
@@ -78,7 +81,8 @@ def params_per_layer(s):
     _t9 = d_v*h
     _t10 = d_v*(1 - i_gh)
     _t11 = h*i_gate
-    _t12 = d_qk*i_qk_head
+    _t12 = d_qk*i_cca*(h + h_kv)
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -101,7 +105,10 @@ def params_per_layer(s):
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
+        'attention/conv': _t12*(d_qk*k_cb + k_ca) + 2*_t12,
+        'attention/qk_norm': (
+            _t0*i_qw*(_t13 + _t2*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj) + h_kv*i_cca
+        ),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t9*i_sub,
@@ -143,17 +150,26 @@ def params_moe_ffn(s):
     i_glu = s['i_glu']
     i_mn = s['i_mn']
     i_rs = s['i_rs']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    r_rt = s['r_rt']
     _t0 = E + E_0
-    _t1 = d*(i_glu + 2)
-    _t2 = i_glu + 1
-    _t3 = d*(b_norm + g_norm)
+    _t1 = b_norm + g_norm
+    _t2 = d*(i_glu + 2)
+    _t3 = i_glu + 1
+    _t4 = _t1*d
     return {
-        'moe/router': _t0*b_router + _t0*d + i_rs*(E + d),
-        'moe/experts': E*(_t1*d_e + b_ff*(_t2*d_e + d)),
-        'moe/shared': E_s*(_t1*d_s + b_ff*(_t2*d_s + d)) + d*i_shared_gate,
+        'moe/router': (
+            _t0*b_router
+            + _t0*d*(1 - i_rt)
+            + i_rs*(E + d)
+            + i_rt*r_rt*(_t1 + 4)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+        ),
+        'moe/experts': E*(_t2*d_e + b_ff*(_t3*d_e + d)),
+        'moe/shared': E_s*(_t2*d_s + b_ff*(_t3*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': 3*_t3*i_bn + _t3*i_mn,
+        'moe/norm': 3*_t4*i_bn + _t4*i_mn,
     }
 
 
@@ -374,6 +390,7 @@ def params_components(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -405,6 +422,7 @@ def params_components(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -435,14 +453,20 @@ def params_components(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -463,6 +487,7 @@ def params_components(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = b_norm + g_norm
@@ -514,64 +539,68 @@ def params_components(s):
     _t36 = h*i_gate
     _t37 = E_a*_t5
     _t38 = 2*_t11
-    _t39 = d_qk2*i_qk_head
-    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
-    _t41 = d_qk*i_qk_head
-    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
-    _t43 = _t0*i_qw
-    _t44 = 4*i_diff
-    _t45 = _t0*i_sub
-    _t46 = 2*d_qk
-    _t47 = 2*d_I
-    _t48 = d*d_I
-    _t49 = d*h_I + d_I*h_I*r_q
-    _t50 = L*d
-    _t51 = _t0*_t50
-    _t52 = _t0*d
-    _t53 = 2*d
-    _t54 = n_hc**2
-    _t55 = 2*N_s
-    _t56 = G_s*_t55
-    _t57 = 2*d_in + i_m2*(H_s + _t56)
-    _t58 = R_dt + _t55
-    _t59 = 1 - i_m2
-    _t60 = _t59*d_in
-    _t61 = H_s*i_m2
-    _t62 = 2*H_k*d_lk
-    _t63 = H_v*d_lk
-    _t64 = H_v*d_lv
-    _t65 = _t63 + _t64
-    _t66 = 1 - i_cg
-    _t67 = H_v + _t64
-    _t68 = L_dn*d
-    _t69 = H_la*L_la*d_la
-    _t70 = 3*d
-    _t71 = _t69*d
-    _t72 = L_rw*d_rw
-    _t73 = _t72*d
-    _t74 = d**2
-    _t75 = d*d_gr
-    _t76 = L_gr*(_t75 + d_gr)
-    _t77 = L_gr*d_gr
-    _t78 = 2*d_gr
-    _t79 = H_ml*L_ml
-    _t80 = _t79*d*d_mk
-    _t81 = _t79*d_mv
-    _t82 = _t81*d
-    _t83 = 2*H_ml
-    _t84 = b_sc*d
-    _t85 = _t19*h_kv
-    _t86 = i_glu + 1
-    _t87 = b_ff*d_ff
-    _t88 = d*d_ff
-    _t89 = _t86*(_t87 + _t88)
-    _t90 = _t88 + b_ff*d
-    _t91 = _t45*d_ff
-    _t92 = E + E_0
-    _t93 = d*(i_glu + 2)
-    _t94 = 3*_t52
-    _t95 = _t50*p_le
-    _t96 = _t50*i_au
+    _t39 = d_qk2*i_cca*(h2 + h_kv2)
+    _t40 = 2*d_qk
+    _t41 = i_cca*(h + h_kv)
+    _t42 = d_qk2*i_qk_head
+    _t43 = _t0*(_t42 + d_qk2*h_kv2*i_qk_proj)
+    _t44 = d_qk*i_qk_head
+    _t45 = _t0*(_t44 + d_qk*h_kv*i_qk_proj)
+    _t46 = _t0*i_qw
+    _t47 = 4*i_diff
+    _t48 = _t0*i_sub
+    _t49 = 2*d_I
+    _t50 = d*d_I
+    _t51 = d*h_I + d_I*h_I*r_q
+    _t52 = L*d
+    _t53 = _t0*_t52
+    _t54 = _t0*d
+    _t55 = 2*d
+    _t56 = n_hc**2
+    _t57 = 2*_t52
+    _t58 = 2*N_s
+    _t59 = G_s*_t58
+    _t60 = 2*d_in + i_m2*(H_s + _t59)
+    _t61 = R_dt + _t58
+    _t62 = 1 - i_m2
+    _t63 = _t62*d_in
+    _t64 = H_s*i_m2
+    _t65 = 2*H_k*d_lk
+    _t66 = H_v*d_lk
+    _t67 = H_v*d_lv
+    _t68 = _t66 + _t67
+    _t69 = 1 - i_cg
+    _t70 = H_v + _t67
+    _t71 = L_dn*d
+    _t72 = H_la*L_la*d_la
+    _t73 = 3*d
+    _t74 = _t72*d
+    _t75 = L_rw*d_rw
+    _t76 = _t75*d
+    _t77 = d**2
+    _t78 = d*d_gr
+    _t79 = L_gr*(_t78 + d_gr)
+    _t80 = L_gr*d_gr
+    _t81 = 2*d_gr
+    _t82 = H_ml*L_ml
+    _t83 = _t82*d*d_mk
+    _t84 = _t82*d_mv
+    _t85 = _t84*d
+    _t86 = 2*H_ml
+    _t87 = b_sc*d
+    _t88 = _t19*h_kv
+    _t89 = i_glu + 1
+    _t90 = b_ff*d_ff
+    _t91 = d*d_ff
+    _t92 = _t89*(_t90 + _t91)
+    _t93 = _t91 + b_ff*d
+    _t94 = _t48*d_ff
+    _t95 = i_rt*r_rt
+    _t96 = E + E_0
+    _t97 = d*(i_glu + 2)
+    _t98 = 3*_t54
+    _t99 = _t52*p_le
+    _t100 = _t52*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -601,104 +630,118 @@ def params_components(s):
         ),
         'attention/router': L_att2*_t37 + _t37*_t9,
         'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t38),
+        'attention/conv': (
+            L_att2*(_t39*(d_qk2*k_cb + k_ca) + 2*_t39)
+            + _t9*(_t40*_t41 + _t41*d_qk*(d_qk*k_cb + k_ca))
+        ),
         'attention/qk_norm': (
-            L_att2*(_t40 + _t43*(_t3*i_qk_proj + _t39))
-            - L_kvs2*_t40
-            - _t22*_t42
-            + _t9*(_t42 + _t43*(_t11*i_qk_proj + _t41))
+            L_att2*(_t43 + _t46*(_t3*i_qk_proj + _t42) + h_kv2*i_cca)
+            - L_kvs2*_t43
+            - _t22*_t45
+            + _t9*(_t45 + _t46*(_t11*i_qk_proj + _t44) + h_kv*i_cca)
         ),
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/lambda': L_att2*_t47*d_qk2 + _t47*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t25*_t48 + _t27*_t48*_t9,
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t40*m_csa + d_qk) + L_hca*_t40*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+            L_csa*(4*_t50 + _t51) + L_csa*(_t49*m_csa + d_I) + L_idx*(_t49 + _t50 + _t51)
         ),
-        'norms': _t51*n_norm - _t52*(1 - i_n0),
-        'norm_gates': _t53*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t54*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t57*b_ssm + _t57*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in),
-        'mamba/x': L_ssm*_t58*_t60,
-        'mamba/dt': L_ssm*(R_dt*_t60 + _t60 + _t61),
-        'mamba/ssm': L_ssm*(_t59*(N_s*d_in + d_in) + 2*_t61),
-        'mamba/norm': L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t53*n_norm - _t54*(1 - i_n0),
+        'norm_gates': _t55*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t56*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'residual_scales': _t55*i_rse + _t57*i_rsc*(b_rsc + 2*i_rbr + 1),
+        'mamba/in': L_ssm*(_t60*b_ssm + _t60*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in),
+        'mamba/x': L_ssm*_t61*_t63,
+        'mamba/dt': L_ssm*(R_dt*_t63 + _t63 + _t64),
+        'mamba/ssm': L_ssm*(_t62*(N_s*d_in + d_in) + 2*_t64),
+        'mamba/norm': L_ssm*(_t61*_t62*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t68*(_t62 + _t65*i_gf + _t66*_t67 + _t67),
-        'deltanet/lowrank': L_dn*i_cg*(_t53*r_g + _t65*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t62 + _t64),
-        'deltanet/gates': L_dn*(H_v*_t66 + H_v + _t63*i_cg),
+        'deltanet/in': _t71*(_t65 + _t68*i_gf + _t69*_t70 + _t70),
+        'deltanet/lowrank': L_dn*i_cg*(_t55*r_g + _t68*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t65 + _t67),
+        'deltanet/gates': L_dn*(H_v*_t69 + H_v + _t66*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t64*_t68,
-        'lightning/qkv': _t69*_t70,
-        'lightning/gate': _t71,
-        'lightning/out': _t71,
-        'lightning/norm': _t69,
-        'rwkv/key': _t73,
-        'rwkv/value': _t73,
-        'rwkv/receptance': _t73,
-        'rwkv/output': _t73,
-        'rwkv/gate': L_rw*_t74,
-        'rwkv/decay': 2*_t72,
+        'deltanet/out': _t67*_t71,
+        'lightning/qkv': _t72*_t73,
+        'lightning/gate': _t74,
+        'lightning/out': _t74,
+        'lightning/norm': _t72,
+        'rwkv/key': _t76,
+        'rwkv/value': _t76,
+        'rwkv/receptance': _t76,
+        'rwkv/output': _t76,
+        'rwkv/gate': L_rw*_t77,
+        'rwkv/decay': 2*_t75,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t76,
-        'griffin/x': _t76,
-        'griffin/conv': _t77*(k_gr + 1),
-        'griffin/gates': L_gr*(_t78*w_gr + _t78),
-        'griffin/decay': _t77,
-        'griffin/out': L_gr*(_t75 + d),
-        'mlstm/q': _t80,
-        'mlstm/k': _t80,
-        'mlstm/v': _t82,
-        'mlstm/ogate': _t82,
-        'mlstm/gates': L_ml*(_t83*d + _t83),
-        'mlstm/norm': _t81,
-        'mlstm/out': _t82,
-        'conv/in': L_sc*(3*_t74 + 3*_t84),
+        'griffin/y': _t79,
+        'griffin/x': _t79,
+        'griffin/conv': _t80*(k_gr + 1),
+        'griffin/gates': L_gr*(_t81*w_gr + _t81),
+        'griffin/decay': _t80,
+        'griffin/out': L_gr*(_t78 + d),
+        'mlstm/q': _t83,
+        'mlstm/k': _t83,
+        'mlstm/v': _t85,
+        'mlstm/ogate': _t85,
+        'mlstm/gates': L_ml*(_t86*d + _t86),
+        'mlstm/norm': _t84,
+        'mlstm/out': _t85,
+        'conv/in': L_sc*(3*_t77 + 3*_t87),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t74 + _t84),
+        'conv/out': L_sc*(_t77 + _t87),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t85*d,
+        'cross_attention/kv': L_xa*_t88*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t89 + L_dw*(_t86*(2*_t87 + 2*_t88) - _t89),
-        'mlp/down': L_dense*_t90 + L_dw*_t88,
+        'mlp/up': L_dense*_t92 + L_dw*(_t89*(2*_t90 + 2*_t91) - _t92),
+        'mlp/down': L_dense*_t93 + L_dw*_t91,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
-        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t94 + L_dw*_t94,
+        'moe/router': (
+            L_moe*(
+                _t95*(_t0 + 4)
+                + _t96*b_router
+                + _t96*d*(1 - i_rt)
+                + i_rs*(E + d)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
+            - _t95
+        ),
+        'moe/experts': E*L_moe*(_t97*d_e + b_ff*(_t89*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t97*d_s + b_ff*(_t89*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
-        'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
-        'shared_block/norms': M_sb*_t94,
-        'shared_block/projection': L_sb*_t74,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
+        'moe/norm': L_moe*(_t54*i_mn + _t98*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t55*_t88),
+        'shared_block/mlp': M_sb*(_t92 + _t93 + n_act),
+        'shared_block/norms': M_sb*_t98,
+        'shared_block/projection': L_sb*_t77,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t88 + 6*d) + r_sb*(_t89*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t95,
-        'per_layer_embeddings/layers': 2*_t95,
-        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
-        'altup/projections': _t74*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t96,
-        'laurel/layers': 2*_t50*r_lr,
-        'laurel/norms': _t51*i_lr,
+        'per_layer_embeddings/projection': _t99,
+        'per_layer_embeddings/layers': 2*_t99,
+        'per_layer_embeddings/norms': _t0*i_le*(_t52 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t100,
+        'altup/projections': _t77*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t100,
+        'laurel/layers': _t57*r_lr,
+        'laurel/norms': _t53*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t52*i_norm_emb,
+        'embedding/norm': _t54*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t53*d_emb*i_proj,
-        'hyper_connections/head': _t54*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t70,
-        'final_norm': _t52*i_norm_final,
+        'embedding_projection': _t55*d_emb*i_proj,
+        'hyper_connections/head': _t56*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t73,
+        'final_norm': _t54*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
+        'prediction_head': i_ph*(_t54 + _t77 + b_ph*d),
     }
 
 
@@ -755,6 +798,7 @@ def params_summary(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -786,6 +830,7 @@ def params_summary(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dsa = s['i_dsa']
@@ -818,8 +863,12 @@ def params_summary(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -827,6 +876,8 @@ def params_summary(s):
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -847,6 +898,7 @@ def params_summary(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d*i_moa
@@ -880,235 +932,252 @@ def params_summary(s):
     _t28 = _t26*d_e + b_ff*(_t27*d_e + d)
     _t29 = E*_t28
     _t30 = n_hc**2
-    _t31 = d_qk2*i_qk_head
-    _t32 = d_qk2*i_qk_proj
-    _t33 = _t7*(_t31 + _t32*h_kv2)
-    _t34 = _t7*i_qw
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = h2*i_gate
-    _t38 = _t13*b_qkv*(1 - b_gh)
-    _t39 = 2*i_lg
-    _t40 = d*(1 - i_lg)
-    _t41 = _t7*i_mla
-    _t42 = d_rope2 + r_kv2
-    _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t44 = (
-        _t41*(d_rope2*i_krn + r_kv2)
-        + _t43*d
-        + b_qkv*(_t42*i_mla + _t43)
-        + i_mla*(_t42*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t31 = d_qk2*i_cca*(h2 + h_kv2)
+    _t32 = 1 - i_gh
+    _t33 = _t32*d_v2
+    _t34 = h2*i_gate
+    _t35 = _t13*b_qkv*(1 - b_gh)
+    _t36 = 2*i_lg
+    _t37 = d*(1 - i_lg)
+    _t38 = d_qk2*i_qk_head
+    _t39 = d_qk2*i_qk_proj
+    _t40 = _t7*(_t38 + _t39*h_kv2)
+    _t41 = _t7*i_qw
+    _t42 = _t7*i_mla
+    _t43 = d_rope2 + r_kv2
+    _t44 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t45 = (
+        _t42*(d_rope2*i_krn + r_kv2)
+        + _t44*d
+        + b_qkv*(_t43*i_mla + _t44)
+        + i_mla*(_t43*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t45 = 2*d_I
-    _t46 = 2*d_qk
-    _t47 = d*d_I
-    _t48 = d*h_I + d_I*h_I*r_q
-    _t49 = d*d_ff
-    _t50 = _t49 + b_ff*d
-    _t51 = L_dn*d_lv
-    _t52 = H_v*d_lk
-    _t53 = 1 - i_cg
-    _t54 = b_ff*d_ff
-    _t55 = _t27*(_t49 + _t54)
-    _t56 = L_gr*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = _t45 + _t47 + _t48
-    _t60 = 2*H_ml
-    _t61 = _t60*d
-    _t62 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
-    _t63 = _t7*d
-    _t64 = 3*_t63
-    _t65 = _t63*i_mn + _t64*i_bn
-    _t66 = E + E_0
-    _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
-    _t68 = d**2
-    _t69 = d_qk + d_v
-    _t70 = _t69*h_kv
-    _t71 = b_sc*d
-    _t72 = 2*N_s
-    _t73 = G_s*_t72
-    _t74 = 2*d_in + i_m2*(H_s + _t73)
-    _t75 = H_s*i_m2
-    _t76 = 1 - i_m2
-    _t77 = R_dt + _t72
-    _t78 = _t76*d_in
-    _t79 = 2*d
-    _t80 = _t50 + _t55 + n_act
-    _t81 = d_qk*i_qk_head
-    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
-    _t84 = _t35*d_v
-    _t85 = h*i_gate
-    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t87 = d_rope + r_kv
-    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t89 = (
-        _t41*(d_rope*i_krn + r_kv)
-        + _t88*d
-        + b_qkv*(_t87*i_mla + _t88)
-        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
+    _t46 = 2*d_I
+    _t47 = 2*d_qk
+    _t48 = d*d_I
+    _t49 = d*h_I + d_I*h_I*r_q
+    _t50 = d*d_ff
+    _t51 = _t50 + b_ff*d
+    _t52 = L_dn*d_lv
+    _t53 = H_v*d_lk
+    _t54 = 1 - i_cg
+    _t55 = b_ff*d_ff
+    _t56 = _t27*(_t50 + _t55)
+    _t57 = L_gr*d_gr
+    _t58 = d*d_gr
+    _t59 = 2*d_gr
+    _t60 = _t46 + _t48 + _t49
+    _t61 = 2*H_ml
+    _t62 = _t61*d
+    _t63 = E_s*(_t26*d_s + b_ff*(_t27*d_s + d)) + d*i_shared_gate
+    _t64 = _t7*d
+    _t65 = 3*_t64
+    _t66 = _t64*i_mn + _t65*i_bn
+    _t67 = E + E_0
+    _t68 = i_rt*r_rt
+    _t69 = (
+        _t67*b_router
+        + _t67*d*(1 - i_rt)
+        + _t68*(_t7 + 4)
+        + i_rs*(E + d)
+        + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t90 = L_kvs - L_kvs2
-    _t91 = L_rw*d_rw
-    _t92 = 3*d
-    _t93 = 5*d
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*L_ml*d_mv
-    _t96 = L*d
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t52 + _t98
-    _t100 = H_v + _t98
-    _t101 = b_moe*d
-    _t102 = h*i_sink
-    _t103 = i_rel*(2*_t22 + _t23)
-    _t104 = 4*i_diff
-    _t105 = 4*d
-    _t106 = _t104*d_qk
-    _t107 = E_a*_t0
-    _t108 = L*_t63
-    _t109 = _t63*n_norm
-    _t110 = _t7*i_sub
-    _t111 = _t110*d_ff
-    _t112 = _t110*_t17
-    _t113 = (
+    _t70 = d**2
+    _t71 = d_qk + d_v
+    _t72 = _t71*h_kv
+    _t73 = b_sc*d
+    _t74 = 2*N_s
+    _t75 = G_s*_t74
+    _t76 = 2*d_in + i_m2*(H_s + _t75)
+    _t77 = H_s*i_m2
+    _t78 = 1 - i_m2
+    _t79 = R_dt + _t74
+    _t80 = _t78*d_in
+    _t81 = 2*d
+    _t82 = _t51 + _t56 + n_act
+    _t83 = i_cca*(h + h_kv)
+    _t84 = _t47*_t83 + _t83*d_qk*(d_qk*k_cb + k_ca)
+    _t85 = _t32*d_v
+    _t86 = h*i_gate
+    _t87 = _t35*_t85*_t86 + _t86*(_t85 + i_gh)*(_t36*r_q + _t37) + b_gh*h
+    _t88 = d_qk*i_qk_head
+    _t89 = _t7*(_t88 + d_qk*h_kv*i_qk_proj)
+    _t90 = _t41*(_t22*i_qk_proj + _t88) + _t89 + h_kv*i_cca
+    _t91 = d_rope + r_kv
+    _t92 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t93 = (
+        _t42*(d_rope*i_krn + r_kv)
+        + _t92*d
+        + b_qkv*(_t91*i_mla + _t92)
+        + i_mla*(_t91*d + h*r_kv*(_t71 - d_rope))
+    )
+    _t94 = L_kvs - L_kvs2
+    _t95 = L_rw*d_rw
+    _t96 = 3*d
+    _t97 = 5*d
+    _t98 = H_la*L_la*d_la
+    _t99 = H_ml*L_ml*d_mv
+    _t100 = L*d
+    _t101 = 2*H_k*d_lk
+    _t102 = H_v*d_lv
+    _t103 = _t102 + _t53
+    _t104 = H_v + _t102
+    _t105 = b_moe*d
+    _t106 = h*i_sink
+    _t107 = i_rel*(2*_t22 + _t23)
+    _t108 = 2*_t100
+    _t109 = 4*i_diff
+    _t110 = 4*d
+    _t111 = _t109*d_qk
+    _t112 = E_a*_t0
+    _t113 = L*_t64
+    _t114 = _t64*n_norm
+    _t115 = _t7*i_sub
+    _t116 = _t115*d_ff
+    _t117 = _t115*_t17
+    _t118 = (
         C_cen*d
-        + D_tg*_t92
-        + H_v*_t51*d
-        + L*_t109
+        + D_tg*_t96
+        + H_v*_t52*d
+        + L*_t114
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t104*d_qk2
-        + L_att2*_t107
-        + L_att2*_t110*_t4
-        + L_att2*_t44
+        + L_att2*_t109*d_qk2
+        + L_att2*_t112
+        + L_att2*_t115*_t4
+        + L_att2*_t45
         + L_att2*h2*i_sink2
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
-        + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t105*d_qk
-        + L_csa*(4*_t47 + _t48)
-        + L_csa*(_t45*m_csa + d_I)
-        + L_csa*(_t46*m_csa + d_qk)
-        + L_dense*_t111
-        + L_dense*_t50
-        + L_dense*_t55
+        + L_att2*(_t31*(d_qk2*k_cb + k_ca) + 2*_t31)
+        + L_att2*(_t40 + _t41*(_t38 + _t39*h2) + h_kv2*i_cca)
+        + L_att2*(_t33*_t34*_t35 + _t34*(_t33 + i_gh)*(_t36*r_q2 + _t37) + b_gh*h2)
+        + L_csa*_t110*d_qk
+        + L_csa*(4*_t48 + _t49)
+        + L_csa*(_t46*m_csa + d_I)
+        + L_csa*(_t47*m_csa + d_qk)
+        + L_dense*_t116
+        + L_dense*_t51
+        + L_dense*_t56
         + L_dense*n_act
-        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
-        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
-        + L_dn*k_dn*(_t97 + _t98)
-        + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
-        + L_dw*_t111
-        + L_dw*_t49
-        + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
-        + L_gr*(_t57 + d)
-        + 2*L_gr*(_t57 + d_gr)
-        + L_gr*(_t58*w_gr + _t58)
-        + L_hca*_t46*d
+        + L_dn*d*(_t101 + _t103*i_gf + _t104*_t54 + _t104)
+        + L_dn*i_cg*(_t103*r_g + _t81*r_g)
+        + L_dn*k_dn*(_t101 + _t102)
+        + L_dn*(H_v*_t54 + H_v + _t53*i_cg)
+        + L_dw*_t116
+        + L_dw*_t50
+        + L_dw*(_t27*(2*_t50 + 2*_t55) - _t56)
+        + L_gr*(_t58 + d)
+        + 2*L_gr*(_t58 + d_gr)
+        + L_gr*(_t59*w_gr + _t59)
+        + L_hca*_t47*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t59
-        - L_kvs2*_t33
-        - L_kvs2*_t44
-        + L_ml*_t61*d_mk
-        + L_ml*(_t60 + _t61)
-        + L_moe*_t101
-        + L_moe*_t62
-        + L_moe*_t65
-        + L_moe*_t67
-        + L_rw*_t68
-        + L_rw*_t93
-        + L_sb*_t68
-        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_idx*_t60
+        - L_kvs2*_t40
+        - L_kvs2*_t45
+        + L_ml*_t62*d_mk
+        + L_ml*(_t61 + _t62)
+        + L_moe*_t105
+        + L_moe*_t63
+        + L_moe*_t66
+        + L_moe*_t69
+        + L_rw*_t70
+        + L_rw*_t97
+        + L_sb*_t70
+        + L_sb*(i_sba*r_sb*(_t22 + _t72 + 6*d) + r_sb*(_t27*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t68 + _t71)
-        + L_sc*(3*_t68 + 3*_t71)
-        + L_ssm*_t77*_t78
-        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
-        + L_ssm*(_t74*b_ssm + _t74*d)
+        + L_sc*(_t70 + _t73)
+        + L_sc*(3*_t70 + 3*_t73)
+        + L_ssm*_t79*_t80
+        + L_ssm*(2*_t77 + _t78*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t75*i_m2 + d_in)
+        + L_ssm*(_t76*b_ssm + _t76*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t78 + _t75 + _t78)
+        + L_ssm*(_t78*_t79*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t80 + _t77 + _t80)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t70*d
+        + L_xa*_t72*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t64
-        + M_sb*_t80
-        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
-        + _t102*_t15
-        + _t103*_t15
-        + _t105*_t91
+        + M_sb*_t65
+        + M_sb*_t82
+        + M_sb*(_t18 + _t22*_t81 + _t72*_t81)
+        + _t100*i_au
+        + 3*_t100*p_le
         + _t106*_t15
         + _t107*_t15
-        + _t108*i_au
-        + _t108*i_lr
+        + _t108*i_rsc*(b_rsc + 2*i_rbr + 1)
+        + _t108*r_lr
+        + _t110*_t95
+        + _t111*_t15
         + _t112*_t15
-        + _t15*_t83
-        + _t15*_t86
-        + _t15*_t89
+        + _t113*i_au
+        + _t113*i_lr
+        + _t117*_t15
+        + _t15*_t84
+        + _t15*_t87
+        + _t15*_t90
+        + _t15*_t93
         + _t30*d
-        + _t51
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t63*i_norm_emb
-        + _t63*i_norm_final
-        - _t63*(1 - i_n0)
-        + _t68*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t96 + p_le)
-        + _t79*d_emb*i_proj
-        + _t79*r_ng*(L + L_moe)
-        - _t82*_t90
-        - _t89*_t90
-        + 2*_t91
-        + _t92*_t95
-        + _t93*_t94
-        + _t94
-        + _t95
-        + _t96*i_au
-        + 3*_t96*p_le
-        + 2*_t96*r_lr
+        + _t52
+        + _t57*(k_gr + 1)
+        + _t57
+        + _t64*i_norm_emb
+        + _t64*i_norm_final
+        - _t64*(1 - i_n0)
+        - _t68
+        + _t7*i_le*(_t100 + p_le)
+        + _t70*(-2*i_au + 2*n_au)
+        + _t81*d_emb*i_proj
+        + _t81*i_rse
+        + _t81*r_ng*(L + L_moe)
+        - _t89*_t94
+        - _t93*_t94
+        + 2*_t95
+        + _t96*_t99
+        + _t97*_t98
+        + _t98
+        + _t99
         + b_oL*d
         + h*n_pb
         + i_hc
-        + i_ph*(_t63 + _t68 + b_ph*d)
+        + i_ph*(_t64 + _t70 + b_ph*d)
         + n_hc
     )
-    _t114 = (
+    _t119 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t113
+        + _t118
         + _t15*_t20
         + _t15*_t25
     )
-    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
+    _t120 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t121 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t120
     return {
-        'total': _t114 + _t116,
-        'embedding': _t115,
-        'non_embedding': _t114,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
+        'total': _t119 + _t121,
+        'embedding': _t120,
+        'non_embedding': _t119,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t118 + _t121 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t64
-            + 2*M*_t68
+            M*_t65
+            + 2*M*_t70
             + M*(
-                _t102
-                + _t103
-                + _t106
+                _t106
                 + _t107
-                + _t109
+                + _t111
                 + _t112
+                + _t114
+                + _t117
                 + _t20
                 + _t25
-                + _t59*i_dsa
-                + _t83
-                + _t86
-                + _t89
-                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
-                + (1 - i_moe)*(_t111 + _t80)
+                + _t60*i_dsa
+                + _t84
+                + _t87
+                + _t90
+                + _t93
+                + i_moe*(_t105 + _t29 + _t63 + _t66 + _t69)
+                + (1 - i_moe)*(_t116 + _t82)
             )
         ),
     }
@@ -1178,6 +1247,7 @@ def flops_forward_components(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_gate = s['i_gate']
@@ -1196,9 +1266,12 @@ def flops_forward_components(s):
     i_ph = s['i_ph']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -1214,6 +1287,7 @@ def flops_forward_components(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = d_qk2*h2
@@ -1273,7 +1347,7 @@ def flops_forward_components(s):
     _t51 = i_glu + 2
     _t52 = _t25*_t51*d_ff
     _t53 = 2*L_moe
-    _t54 = _t53*d
+    _t54 = _t51*d
     _t55 = n_hc**2
     _t56 = _t55*i_hcm
     _t57 = 2*L
@@ -1298,6 +1372,7 @@ def flops_forward_components(s):
         'attention/router': _t18*_t3 + _t18*_t5,
         'attention/indexer': 2*L_csa*(4*_t19 + _t20) + 2*L_idx*(_t19 + _t20),
         'attention/compressor': 8*L_csa*_t21 + 4*L_hca*_t21,
+        'attention/conv': 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca),
         'mamba/in': L_ssm*_t25*(_t22 + i_m2*(H_s + _t24)),
         'mamba/x': _t27*(R_dt + _t23),
         'mamba/dt': R_dt*_t27,
@@ -1338,9 +1413,9 @@ def flops_forward_components(s):
         'cross_attention/q': _t49*_t50,
         'cross_attention/o': _t13*_t25*_t50,
         'mlp': L_dense*_t52 + L_dw*_t52 - L_xa*_t52*(1 - i_img),
-        'moe/router': _t54*(E + E_0),
-        'moe/experts': _t51*_t54*d_e*k,
-        'moe/shared': _t53*(E_s*_t51*d*d_s + d*i_shared_gate),
+        'moe/router': _t53*(d*(1 - i_rt)*(E + E_0) + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))),
+        'moe/experts': _t53*_t54*d_e*k,
+        'moe/shared': _t53*(E_s*_t54*d_s + d*i_shared_gate),
         'hyper_connections/layers': _t57*(_t25*_t56 + d*n_hc*(2*_t56 + 4*n_hc)),
         'hyper_connections/head': _t25*_t55,
         'shared_block/attention': _t59*(_t14 + _t25*_t58 + _t49),
@@ -1436,6 +1511,7 @@ def flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -1457,9 +1533,12 @@ def flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -1477,6 +1556,7 @@ def flops(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -1498,14 +1578,14 @@ def flops(s):
     _t15 = H_la*L_la
     _t16 = H_v*d_lv
     _t17 = L_dn*_t0
-    _t18 = 2*L_moe
-    _t19 = d_qk*h
-    _t20 = _t0*_t19
-    _t21 = L_xa*i_img
-    _t22 = d_v*h
-    _t23 = i_glu + 2
-    _t24 = _t0*_t23*d_ff
-    _t25 = _t23*d
+    _t18 = d_qk*h
+    _t19 = _t0*_t18
+    _t20 = L_xa*i_img
+    _t21 = d_v*h
+    _t22 = i_glu + 2
+    _t23 = _t0*_t22*d_ff
+    _t24 = 2*L_moe
+    _t25 = _t22*d
     _t26 = L_att - L_att2
     _t27 = _t10*(1 - i_m2)
     _t28 = 2*N_s
@@ -1517,7 +1597,7 @@ def flops(s):
     _t34 = d*h_I + d_I*h_I*r_q
     _t35 = H_v*d_lk + _t16
     _t36 = n_au**2
-    _t37 = _t22*d
+    _t37 = _t21*d
     _t38 = d_qk + d_v
     _t39 = _t38*h_kv
     _t40 = _t0*_t39
@@ -1550,31 +1630,32 @@ def flops(s):
             + D_tg*_t1
             + L*_t1*p_le
             + L*_t5*r_lr
+            + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
             + L_att2*_t14
             + L_att2*_t56
             + L_csa*_t8*d_qk
             + 2*L_csa*(4*_t33 + _t34)
-            + L_dense*_t24
+            + L_dense*_t23
             + 7*L_dn*_t16*d_lk
-            + L_dw*_t24
+            + L_dw*_t23
             + L_hca*_t5*d_qk
             + 2*L_idx*(_t33 + _t34)
             - L_kvs2*_t56
             + L_rw*_t12
             + L_sb*_t12
-            + L_sb*_t24
+            + L_sb*_t23
             + L_sc*_t0*k_sc
             + 8*L_sc*_t11
             + 5*L_ssm*N_s*d_in
             + L_ssm*_t0*(_t9 + i_m2*(H_s + _t29))
             + 2*L_ssm*k_s*(_t29*i_m2 + d_in)
-            - L_xa*_t24*(1 - i_img)
+            - L_xa*_t23*(1 - i_img)
             + R_dt*_t27
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
             + _t0*_t13
-            + _t0*_t21*_t22
-            + _t0*r_ng*(_t18 + _t30)
+            + _t0*_t20*_t21
+            + _t0*r_ng*(_t24 + _t30)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t10*d
@@ -1585,13 +1666,13 @@ def flops(s):
             + 5*_t15*d_la**2
             + _t16*_t17
             + _t17*(_t31 + _t35*i_gf + _t54*(1 - i_cg) + _t54)
-            + _t18*_t25*d_e*k
-            + _t18*d*(E + E_0)
-            + _t18*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t19*_t20
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t20*_t21
+            + _t24*_t25*d_e*k
+            + _t24*(E_s*_t25*d_s + d*i_shared_gate)
+            + _t24*(d*(1 - i_rt)*(E + E_0) + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1)))
             + _t26*_t57
             + _t27*(R_dt + _t28)
             + _t3*_t8
@@ -1600,15 +1681,15 @@ def flops(s):
             + _t30*(_t36*d + _t36 + 2*d*n_au + n_au**3)
             + _t32*i_cg*(_t0*r_g + _t35*r_g)
             + _t32*k_dn*(_t16 + _t31)
-            + _t41*(i_sba*r_sb*(_t1 + _t19 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t41*(_t20 + _t37 + _t40)
+            + _t41*(i_sba*r_sb*(_t1 + _t18 + _t39) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t41*(_t19 + _t37 + _t40)
             + _t46*h2*i_gate*(_t50*d_v2 + i_gh)*(_t51*r_q2 + _t52)
             + _t46*(_t47*_t48 + i_qlora*(_t47*_t49*r_q2 + d*r_q2))
             + _t46*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
             + _t5*d_emb*i_proj
             + _t53*h*i_gate*(_t50*d_v + i_gh)*(_t51*r_q + _t52)
-            + _t53*(_t19*_t48 + i_qlora*(_t19*_t49*r_q + d*r_q))
-            + _t53*(_t37*_t43 + i_og*(_t22*r_o + _t45))
+            + _t53*(_t18*_t48 + i_qlora*(_t18*_t49*r_q + d*r_q))
+            + _t53*(_t37*_t43 + i_og*(_t21*r_o + _t45))
             - _t57*(L_kvs - L_kvs2)
             + 5*_t6*d_mk*(d_mv + 1)
             + _t7*d_mk
@@ -1784,6 +1865,7 @@ def rules_train_per_token(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -1815,6 +1897,7 @@ def rules_train_per_token(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dtn = s['i_dtn']
@@ -1845,8 +1928,12 @@ def rules_train_per_token(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -1854,6 +1941,8 @@ def rules_train_per_token(s):
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -1874,6 +1963,7 @@ def rules_train_per_token(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w_gr = s['w_gr']
     _t0 = 6*d
@@ -1890,234 +1980,250 @@ def rules_train_per_token(s):
         + 6*b_qkv*(_t5*i_mla + _t7)
         + 6*i_mla*(_t5*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t9 = L_kvs - L_kvs2
-    _t10 = d_rope + r_kv
-    _t11 = d_qk + d_v
-    _t12 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t13 = (
-        6*_t12*d
+    _t9 = i_rt*r_rt
+    _t10 = L_kvs - L_kvs2
+    _t11 = d_rope + r_kv
+    _t12 = d_qk + d_v
+    _t13 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = (
+        6*_t13*d
         + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t10*i_mla + _t12)
-        + 6*i_mla*(_t10*d + h*r_kv*(_t11 - d_rope))
+        + 6*b_qkv*(_t11*i_mla + _t13)
+        + 6*i_mla*(_t11*d + h*r_kv*(_t12 - d_rope))
     )
-    _t14 = n_hc**2
-    _t15 = d_qk2*i_qk_head
-    _t16 = d_qk2*i_qk_proj
-    _t17 = _t3*(_t15 + _t16*h_kv2)
-    _t18 = _t3*i_qw
-    _t19 = 6*L_att2
-    _t20 = 1 - i_gh
-    _t21 = _t20*d_v2
-    _t22 = h2*i_gate
-    _t23 = _t6*b_qkv*(1 - b_gh)
-    _t24 = 2*i_lg
-    _t25 = d*(1 - i_lg)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = i_qlora*r_q2
-    _t31 = 1 - i_qlora
-    _t32 = d_qk2*h2
-    _t33 = _t32*d
-    _t34 = i_lg + 1
-    _t35 = 2*d_I
-    _t36 = 6*L_csa
-    _t37 = d*d_I
-    _t38 = d*h_I + d_I*h_I*r_q
-    _t39 = 6*L_dense
-    _t40 = d*d_ff
-    _t41 = _t40 + b_ff*d
-    _t42 = 6*L_dn
-    _t43 = H_v*d_lk
-    _t44 = 1 - i_cg
-    _t45 = i_glu + 1
-    _t46 = b_ff*d_ff
-    _t47 = _t45*(_t40 + _t46)
-    _t48 = 6*L_dw
-    _t49 = 6*L_gr
-    _t50 = _t49*d_gr
-    _t51 = d*d_gr
-    _t52 = 2*d_gr
-    _t53 = 2*H_ml
-    _t54 = 6*L_ml
-    _t55 = d*(i_glu + 2)
-    _t56 = 6*L_moe
-    _t57 = _t3*d
-    _t58 = E + E_0
-    _t59 = d**2
-    _t60 = 6*_t59
-    _t61 = d_qk*h
-    _t62 = _t11*h_kv
-    _t63 = b_sc*d
-    _t64 = 6*L_sc
-    _t65 = 6*L_ssm
-    _t66 = 2*N_s
-    _t67 = G_s*_t66
-    _t68 = 2*d_in + i_m2*(H_s + _t67)
-    _t69 = H_s*i_m2
-    _t70 = 1 - i_m2
-    _t71 = R_dt + _t66
-    _t72 = _t70*d_in
-    _t73 = d_v*h
-    _t74 = _t73*d
-    _t75 = 2*d
-    _t76 = 6*M_sb
-    _t77 = 6*h
-    _t78 = d_qk*i_qk_head
-    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
-    _t80 = L_att - L_att2
-    _t81 = 6*_t80
-    _t82 = _t20*d_v
-    _t83 = h*i_gate
-    _t84 = i_qlora*r_q
-    _t85 = _t61*d
-    _t86 = L_rw*d_rw
-    _t87 = 18*d
-    _t88 = 30*d
-    _t89 = _t0*_t3
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*d_mv
-    _t92 = L*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t43 + _t94
-    _t96 = H_v + _t94
-    _t97 = L_dn*_t0
-    _t98 = L*d
-    _t99 = 12*d
-    _t100 = 24*i_diff
-    _t101 = 24*d
-    _t102 = E_a*_t0*i_moa
-    _t103 = L*_t89
-    _t104 = _t3*i_sub
-    _t105 = _t104*d_ff
-    _t106 = L_xa*_t0
-    _t107 = (
+    _t15 = n_hc**2
+    _t16 = d_qk2*i_cca*(h2 + h_kv2)
+    _t17 = 6*L_att2
+    _t18 = 1 - i_gh
+    _t19 = _t18*d_v2
+    _t20 = h2*i_gate
+    _t21 = _t6*b_qkv*(1 - b_gh)
+    _t22 = 2*i_lg
+    _t23 = d*(1 - i_lg)
+    _t24 = b_o*d
+    _t25 = 1 - i_og
+    _t26 = d_v2*h2
+    _t27 = d*g_o*r_o
+    _t28 = d_qk2*i_qk_head
+    _t29 = d_qk2*i_qk_proj
+    _t30 = _t3*(_t28 + _t29*h_kv2)
+    _t31 = _t3*i_qw
+    _t32 = i_qlora*r_q2
+    _t33 = 1 - i_qlora
+    _t34 = d_qk2*h2
+    _t35 = _t34*d
+    _t36 = i_lg + 1
+    _t37 = 2*d_I
+    _t38 = 6*L_csa
+    _t39 = 2*d_qk
+    _t40 = d*d_I
+    _t41 = d*h_I + d_I*h_I*r_q
+    _t42 = 6*L_dense
+    _t43 = d*d_ff
+    _t44 = _t43 + b_ff*d
+    _t45 = 6*L_dn
+    _t46 = H_v*d_lk
+    _t47 = 1 - i_cg
+    _t48 = i_glu + 1
+    _t49 = b_ff*d_ff
+    _t50 = _t48*(_t43 + _t49)
+    _t51 = 6*L_dw
+    _t52 = 6*L_gr
+    _t53 = _t52*d_gr
+    _t54 = d*d_gr
+    _t55 = 2*d_gr
+    _t56 = 2*H_ml
+    _t57 = 6*L_ml
+    _t58 = d*(i_glu + 2)
+    _t59 = 6*L_moe
+    _t60 = _t3*d
+    _t61 = E + E_0
+    _t62 = d**2
+    _t63 = 6*_t62
+    _t64 = d_qk*h
+    _t65 = _t12*h_kv
+    _t66 = b_sc*d
+    _t67 = 6*L_sc
+    _t68 = 6*L_ssm
+    _t69 = 2*N_s
+    _t70 = G_s*_t69
+    _t71 = 2*d_in + i_m2*(H_s + _t70)
+    _t72 = H_s*i_m2
+    _t73 = 1 - i_m2
+    _t74 = R_dt + _t69
+    _t75 = _t73*d_in
+    _t76 = d_v*h
+    _t77 = _t76*d
+    _t78 = 2*d
+    _t79 = 6*M_sb
+    _t80 = 6*h
+    _t81 = i_cca*(h + h_kv)
+    _t82 = L_att - L_att2
+    _t83 = 6*_t82
+    _t84 = _t18*d_v
+    _t85 = h*i_gate
+    _t86 = d_qk*i_qk_head
+    _t87 = _t3*(_t86 + d_qk*h_kv*i_qk_proj)
+    _t88 = i_qlora*r_q
+    _t89 = _t64*d
+    _t90 = L_rw*d_rw
+    _t91 = 12*d
+    _t92 = 18*d
+    _t93 = 30*d
+    _t94 = _t0*_t3
+    _t95 = H_la*L_la*d_la
+    _t96 = H_ml*d_mv
+    _t97 = L*i_au
+    _t98 = 2*H_k*d_lk
+    _t99 = H_v*d_lv
+    _t100 = _t46 + _t99
+    _t101 = H_v + _t99
+    _t102 = L_dn*_t0
+    _t103 = L*d
+    _t104 = 12*_t103
+    _t105 = 24*i_diff
+    _t106 = 24*d
+    _t107 = E_a*_t0*i_moa
+    _t108 = L*_t94
+    _t109 = _t3*i_sub
+    _t110 = _t109*d_ff
+    _t111 = L_xa*_t0
+    _t112 = (
         C_cen*_t0
-        + D_tg*_t87
-        + H_ml*L_ml*_t99*d_mk
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
+        + D_tg*_t92
+        + H_ml*L_ml*_t91*d_mk
+        + L_att2*_t105*d_qk2
+        + L_att2*_t107
         + L_att2*_t8
-        + L_csa*_t101*d_qk
-        + 12*L_gr*(_t51 + d_gr)
-        + L_hca*_t99*d_qk
+        + L_csa*_t106*d_qk
+        + 12*L_gr*(_t54 + d_gr)
+        + L_hca*_t91*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t35 + _t37 + _t38)
-        - 6*L_kvs2*_t17
+        + 6*L_idx*(_t37 + _t40 + _t41)
+        - 6*L_kvs2*_t30
         - L_kvs2*_t8
-        + L_ml*_t87*_t91
+        + L_ml*_t92*_t96
         + L_moe*_t0*b_moe
-        + L_rw*_t60
-        + L_rw*_t88
-        + L_sb*_t60
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
+        + L_rw*_t63
+        + L_rw*_t93
+        + L_sb*_t63
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t64 + _t65) + r_sb*(_t48*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t57
-        + _t0*_t14
-        + _t0*_t92
+        + 18*M_sb*_t60
+        + _t0*_t15
+        + _t0*_t97
         + _t0*b_oL
-        + _t100*_t80*d_qk
-        + _t101*_t86
-        + _t102*_t80
-        + _t103*i_lr
-        + _t103*n_norm
-        + _t104*_t19*_t28
-        + _t104*_t73*_t81
-        + _t105*_t39
-        + _t105*_t48
-        + _t106*_t61
-        + _t106*_t62
-        + _t106*_t73
-        + _t13*_t80
-        - _t13*_t9
-        + _t19*h2*i_sink2
-        + _t19*i_rel*(2*_t32 + _t33)
-        + _t19*(_t17 + _t18*(_t15 + _t16*h2))
-        + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
-        + _t19*(
-            _t3*_t30
-            + _t31*_t33
-            + b_qkv*(_t30*i_mla + _t32*_t6)
-            + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
+        - _t10*_t14
+        - 6*_t10*_t87
+        + _t102*_t99
+        + _t102*(_t100*i_gf + _t101*_t47 + _t101 + _t98)
+        + 18*_t103*p_le
+        + _t104*i_rsc*(b_rsc + 2*i_rbr + 1)
+        + _t104*r_lr
+        + _t105*_t82*d_qk
+        + _t106*_t90
+        + _t107*_t82
+        + _t108*i_lr
+        + _t108*n_norm
+        + _t109*_t17*_t26
+        + _t109*_t76*_t83
+        + _t110*_t42
+        + _t110*_t51
+        + _t111*_t64
+        + _t111*_t65
+        + _t111*_t76
+        + _t14*_t82
+        + _t17*h2*i_sink2
+        + _t17*i_rel*(2*_t34 + _t35)
+        + _t17*(_t16*(d_qk2*k_cb + k_ca) + 2*_t16)
+        + _t17*(_t24 + _t25*_t26*d + i_og*(_t26*r_o + _t27))
+        + _t17*(_t30 + _t31*(_t28 + _t29*h2) + h_kv2*i_cca)
+        + _t17*(_t19*_t20*_t21 + _t20*(_t19 + i_gh)*(_t22*r_q2 + _t23) + b_gh*h2)
+        + _t17*(
+            _t3*_t32
+            + _t33*_t35
+            + b_qkv*(_t32*i_mla + _t34*_t6)
+            + i_qlora*(_t34*_t36*r_q2 + d*r_q2)
         )
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t98 + p_le)
-        + _t36*(4*_t37 + _t38)
-        + _t36*(_t35*m_csa + d_I)
-        + _t36*(2*d_qk*m_csa + d_qk)
-        + _t39*_t41
-        + _t39*_t47
-        + _t39*n_act
-        + _t40*_t48
-        + _t42*d_lv
-        + _t42*i_cg*(_t75*r_g + _t95*r_g)
-        + _t42*k_dn*(_t93 + _t94)
-        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
-        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
-        + _t49*(_t51 + d)
-        + _t49*(_t52*w_gr + _t52)
-        + _t50*(k_gr + 1)
-        + _t50
-        + _t54*_t91
-        + _t54*(_t53*d + _t53)
-        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
-        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
-        + _t56*(3*_t57*i_bn + _t57*i_mn)
-        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
-        + _t60*(-2*i_au + 2*n_au)
-        + _t64*(_t59 + _t63)
-        + _t64*(3*_t59 + 3*_t63)
-        + _t65*_t71*_t72
-        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
-        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
-        + _t65*(_t68*b_ssm + _t68*d)
-        + _t65*(b_ssm*d + d*d_in)
-        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
-        + _t65*(R_dt*_t72 + _t69 + _t72)
-        + _t76*(_t41 + _t47 + n_act)
-        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
-        + _t77*_t80*i_sink
-        + _t77*n_pb
-        - 6*_t79*_t9
-        + _t81*i_rel*(2*_t61 + _t85)
-        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
-        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
-        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t81*(
-            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
+        + 6*_t3*i_le*(_t103 + p_le)
+        + _t38*(4*_t40 + _t41)
+        + _t38*(_t37*m_csa + d_I)
+        + _t38*(_t39*m_csa + d_qk)
+        + _t42*_t44
+        + _t42*_t50
+        + _t42*n_act
+        + _t43*_t51
+        + _t45*d_lv
+        + _t45*i_cg*(_t100*r_g + _t78*r_g)
+        + _t45*k_dn*(_t98 + _t99)
+        + _t45*(H_v*_t47 + H_v + _t46*i_cg)
+        + _t51*(_t48*(2*_t43 + 2*_t49) - _t50)
+        + _t52*(_t54 + d)
+        + _t52*(_t55*w_gr + _t55)
+        + _t53*(k_gr + 1)
+        + _t53
+        + _t57*_t96
+        + _t57*(_t56*d + _t56)
+        + _t59*k*(_t58*d_e + b_ff*(_t48*d_e + d))
+        + _t59*(E_s*(_t58*d_s + b_ff*(_t48*d_s + d)) + d*i_shared_gate)
+        + _t59*(3*_t60*i_bn + _t60*i_mn)
+        + _t59*(
+            _t61*b_router
+            + _t61*d*(1 - i_rt)
+            + _t9*(_t3 + 4)
+            + i_rs*(E + d)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + 12*_t86
-        + _t88*_t90
-        + _t89*_t92
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        - _t89*(1 - i_n0)
-        + 6*_t90
+        + _t63*(-2*i_au + 2*n_au)
+        + _t67*(_t62 + _t66)
+        + _t67*(3*_t62 + 3*_t66)
+        + _t68*_t74*_t75
+        + _t68*(2*_t72 + _t73*(N_s*d_in + d_in))
+        + _t68*(b_cs + k_s)*(_t70*i_m2 + d_in)
+        + _t68*(_t71*b_ssm + _t71*d)
+        + _t68*(b_ssm*d + d*d_in)
+        + _t68*(_t73*_t74*i_dtn + d_in*i_gn*i_m2)
+        + _t68*(R_dt*_t75 + _t72 + _t75)
+        + _t79*(_t44 + _t50 + n_act)
+        + _t79*(_t64*_t78 + _t65*_t78 + _t77)
+        + _t80*_t82*i_sink
+        + _t80*n_pb
+        + _t83*i_rel*(2*_t64 + _t89)
+        + _t83*(_t39*_t81 + _t81*d_qk*(d_qk*k_cb + k_ca))
+        + _t83*(_t24 + _t25*_t77 + i_og*(_t27 + _t76*r_o))
+        + _t83*(_t31*(_t64*i_qk_proj + _t86) + _t87 + h_kv*i_cca)
+        + _t83*(_t21*_t84*_t85 + _t85*(_t84 + i_gh)*(_t22*r_q + _t23) + b_gh*h)
+        + _t83*(
+            _t3*_t88 + _t33*_t89 + b_qkv*(_t6*_t64 + _t88*i_mla) + i_qlora*(_t36*_t64*r_q + d*r_q)
+        )
+        - 6*_t9
+        + 12*_t90
+        + _t91*d_emb*i_proj
+        + _t91*i_rse
+        + _t91*r_ng*(L + L_moe)
+        + _t93*_t95
         + _t94*_t97
-        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
-        + 18*_t98*p_le
-        + 12*_t98*r_lr
-        + _t99*d_emb*i_proj
-        + _t99*r_ng*(L + L_moe)
+        + _t94*i_norm_emb
+        + _t94*i_norm_final
+        - _t94*(1 - i_n0)
+        + 6*_t95
         + 6*i_hc
-        + 6*i_ph*(_t57 + _t59 + b_ph*d)
+        + 6*i_ph*(_t60 + _t62 + b_ph*d)
         + 6*n_hc
     )
-    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
-    _t109 = T*_t32
-    _t110 = T*_t61
-    _t111 = 3*T
-    _t112 = 4*T
+    _t113 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t112
+    _t114 = T*_t34
+    _t115 = T*_t64
+    _t116 = 3*T
+    _t117 = 4*T
     return {
-        '6N': P*_t0 + _t108,
-        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
-        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
+        '6N': P*_t0 + _t113,
+        'kaplan': _t112 + _t114*_t17 + _t115*_t83,
+        'palm': 12*L_att2*_t114 + _t113 + 12*_t115*_t82,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2125,11 +2231,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
+            3*L_att2*(_t116*h2 + _t117*_t34 + 8*_t35)
             + V*_t0
             + V_o*_t0
-            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
-            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t82*(_t116*h + _t117*_t64 + 8*_t89)
+            + _t91*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -3973,6 +4079,7 @@ def finetune_counts(s):
     i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
     n_au = s['n_au']
@@ -3985,6 +4092,7 @@ def finetune_counts(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     _t0 = H_ml*d_mk
     _t1 = L_ml*(_t0 + d)
     _t2 = d_qk*h
@@ -4088,7 +4196,13 @@ def finetune_counts(s):
         - L_kvs2*_t59
         + 5*L_la*_t32*d
         + L_ml*(H_ml*_t38 + _t0*_t38 + _t14*_t50)
-        + L_moe*(E*_t52*d_e + E_s*_t52*d_s + d*i_shared_gate + d*(E + E_0))
+        + L_moe*(
+            E*_t52*d_e
+            + E_s*_t52*d_s
+            + d*i_shared_gate
+            + d*(1 - i_rt)*(E + E_0)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+        )
         + L_rw*(_t51 + 4*d*d_rw)
         + 4*L_sc*_t51
         + L_ssm*(R_dt*_t60 + _t27*d + _t60*(R_dt + _t26) + d*d_in)
@@ -4463,6 +4577,7 @@ def finetune_states(s):
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -4487,6 +4602,7 @@ def finetune_states(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'trained_per_gpu': (
             (1 - i_frozen)*(
@@ -4639,7 +4755,11 @@ def finetune_states(s):
                     )
                     + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
                     + L_moe*(
-                        E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0)
+                        E*d*d_e*(i_glu + 2)
+                        + E_s*d*d_s*(i_glu + 2)
+                        + d*i_shared_gate
+                        + d*(1 - i_rt)*(E + E_0)
+                        + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -5270,6 +5390,7 @@ def finetune_memory(s):
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -5310,6 +5431,7 @@ def finetune_memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -5766,7 +5888,8 @@ def finetune_memory(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_rt)*(E + E_0)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6282,7 +6405,8 @@ def finetune_memory(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_rt)*(E + E_0)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -7170,6 +7294,7 @@ def finetune_flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -7194,9 +7319,12 @@ def finetune_flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -7215,6 +7343,7 @@ def finetune_flops(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -7435,6 +7564,7 @@ def finetune_flops(s):
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*(
                         d*d_qk2*h2*(1 - i_qlora) + i_qlora*(d*r_q2 + d_qk2*h2*r_q2*(i_lg + 1))
@@ -7467,7 +7597,7 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*d*d_e*k*(i_glu + 2)
-                    + 2*L_moe*d*(E + E_0)
+                    + 2*L_moe*(d*(1 - i_rt)*(E + E_0) + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1)))
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
@@ -7741,6 +7871,7 @@ def optimizer_states(s):
     i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_tied = s['i_tied']
     n_au = s['n_au']
@@ -7753,6 +7884,7 @@ def optimizer_states(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     w_gr = s['w_gr']
     _t0 = 12*d
     _t1 = d**2
@@ -7766,15 +7898,15 @@ def optimizer_states(s):
     _t9 = _t7*d_v
     _t10 = d_qk + d_v
     _t11 = d*h_kv
-    _t12 = _t2*d
-    _t13 = 1 - i_mla
-    _t14 = (
-        _t13*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t12 = 1 - i_mla
+    _t13 = (
+        _t12*d*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t15 = d_in*(1 - i_m2)
-    _t16 = 2*N_s
-    _t17 = _t11*_t13*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t14 = d_in*(1 - i_m2)
+    _t15 = 2*N_s
+    _t16 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
+    _t17 = _t2*d
     _t18 = H_v*d_lv
     _t19 = H_v*d_lk + _t18
     _t20 = H_v + _t18
@@ -7848,7 +7980,13 @@ def optimizer_states(s):
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
-            - 4*L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + d*i_shared_gate
+                + d*(1 - i_rt)*(E + E_0)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
                 + E
@@ -7914,7 +8052,7 @@ def optimizer_states(s):
             - 8*L*d*r_lr
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
-                _t14
+                _t13
                 + _t22*_t30*d
                 + _t26
                 + _t27*_t28
@@ -7934,20 +8072,26 @@ def optimizer_states(s):
             - L_dw*_t4
             - L_gr*_t0*d_gr
             - 4*L_idx*(d*d_I + d*h_I + d_I*h_I*r_q)
-            + 4*L_kvs2*_t14
+            + 4*L_kvs2*_t13
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
-            - 4*L_moe*(E*_t12*d_e + E_s*_t12*d_s + d*i_shared_gate + d*(E + E_0))
+            - 4*L_moe*(
+                E*_t17*d_e
+                + E_s*_t17*d_s
+                + d*i_shared_gate
+                + d*(1 - i_rt)*(E + E_0)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
             - 4*L_ssm*(
-                R_dt*_t15 + _t15*(R_dt + _t16) + d*d_in + d*(2*d_in + i_m2*(G_s*_t16 + H_s))
+                R_dt*_t14 + _t14*(R_dt + _t15) + d*d_in + d*(2*d_in + i_m2*(G_s*_t15 + H_s))
             )
             - 4*L_xa*(_t10*_t11 + _t8 + _t9)
             + 8*N
             - 4*_t1*(-2*i_au + 2*n_au)
-            + 4*_t17*(L_kvs - L_kvs2)
+            + 4*_t16*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
-                _t17
+                _t16
                 + _t26
                 + _t28*_t8
                 + _t30*_t9
@@ -8308,6 +8452,7 @@ def offload(s):
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -8332,6 +8477,7 @@ def offload(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
             (1 - i_frozen)*(
@@ -8798,7 +8944,8 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_rt)*(E + E_0)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -8998,7 +9145,8 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_rt)*(E + E_0)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9200,7 +9348,8 @@ def offload(s):
                                 E*d*d_e*(i_glu + 2)
                                 + E_s*d*d_s*(i_glu + 2)
                                 + d*i_shared_gate
-                                + d*(E + E_0)
+                                + d*(1 - i_rt)*(E + E_0)
+                                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -9687,7 +9836,8 @@ def offload(s):
                             E*d*d_e*(i_glu + 2)
                             + E_s*d*d_s*(i_glu + 2)
                             + d*i_shared_gate
-                            + d*(E + E_0)
+                            + d*(1 - i_rt)*(E + E_0)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -10114,6 +10264,7 @@ def precision_memory(s):
     i_og = s['i_og']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_z3 = s['i_z3']
     n_au = s['n_au']
@@ -10129,6 +10280,7 @@ def precision_memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
@@ -10170,7 +10322,13 @@ def precision_memory(s):
                 + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
             )
             + L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
-            + L_moe*(E*d*d_e*(i_glu + 2) + E_s*d*d_s*(i_glu + 2) + d*i_shared_gate + d*(E + E_0))
+            + L_moe*(
+                E*d*d_e*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + d*i_shared_gate
+                + d*(1 - i_rt)*(E + E_0)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
             + L_ssm*(

@@ -55,6 +55,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "Gemma 3n's altup_num_inputs)", "size"),
     SymbolInfo("r_lr", "r_{lr}", "rank of LAuReL's low-rank residual (0 without; Gemma 3n's "
                "laurel_rank)", "size"),
+    SymbolInfo("k_ca", "k_{a}", "kernel of CCA's depthwise conv over the queries and keys "
+               "(0 without CCA; ZAYA1's cca_time0)", "size"),
+    SymbolInfo("k_cb", "k_{b}", "kernel of CCA's grouped conv over the queries and keys (0 "
+               "without CCA; ZAYA1's cca_time1)", "size"),
+    SymbolInfo("r_rt", "r_{rt}", "width of ZAYA1's MLP router (0 without one; "
+               "router_hidden_size)", "size"),
     SymbolInfo("D_tg", "D_{tg}", "hidden width of the target model a drafter reads (0 without "
                "a drafter; Gemma 4's backbone_hidden_size)", "size"),
     SymbolInfo("C_cen", "C_{cen}", "clusters of a centroid head (0 without one; num_centroids)",
@@ -263,6 +269,18 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_au", r"\mathbb{1}_{altup}", "AltUp (Gemma 3n)", "indicator"),
     SymbolInfo("i_lr", r"\mathbb{1}_{laurel}", "LAuReL (Gemma 3n)", "indicator"),
+    SymbolInfo("i_cca", r"\mathbb{1}_{cca}", "compressed convolutional attention (ZAYA1)",
+               "indicator"),
+    SymbolInfo("i_rt", r"\mathbb{1}_{rt}", "ZAYA1's MLP router in place of Linear(d, E)",
+               "indicator"),
+    SymbolInfo("i_rsc", r"\mathbb{1}_{rsc}", "a learned scale on the residual at each "
+               "sublayer's add (residual_scales)", "indicator"),
+    SymbolInfo("b_rsc", "b_{rsc}", "a learned bias on the residual before its scale",
+               "indicator"),
+    SymbolInfo("i_rbr", r"\mathbb{1}_{rbr}", "a learned scale and bias on each sublayer's "
+               "output at its residual add", "indicator"),
+    SymbolInfo("i_rse", r"\mathbb{1}_{rse}", "a learned scale and bias on the token "
+               "embedding", "indicator"),
     SymbolInfo("i_cen", r"\mathbb{1}_{cen}", "the LM head scores the tokens of the chosen "
                "centroids only (Gemma 4's assistants)", "indicator"),
     SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
@@ -582,6 +600,8 @@ D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_c
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
+k_ca, k_cb, i_cca, r_rt, i_rt = (SYMBOLS[n] for n in ("k_ca", "k_cb", "i_cca", "r_rt", "i_rt"))
+i_rsc, b_rsc, i_rbr, i_rse = (SYMBOLS[n] for n in ("i_rsc", "b_rsc", "i_rbr", "i_rse"))
 n_pb, V_seg = SYMBOLS["n_pb"], SYMBOLS["V_seg"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))

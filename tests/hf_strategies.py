@@ -16,6 +16,7 @@ from tests.hf_family_strategies import (
     cpmant_config,
     family_config,
     modernbert_decoder_config,
+    zaya_config,
 )
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
@@ -1108,6 +1109,7 @@ STRATEGIES = {
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
+STRATEGIES["zaya"] = lambda t: zaya_config(MIN_WINDOW)
 
 
 @st.composite

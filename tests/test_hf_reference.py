@@ -587,6 +587,22 @@ def test_random_modernbert_decoder_configs_match_transformers_and_export_back(co
     assert_matches(spec, exported_as(spec, "modernbert-decoder"), MIN_WINDOW)
 
 
+# ---- ZAYA1: CCA, an MLP router carrying its state, learned residual scales ------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["zaya"]("zaya"), vocab_size=st.integers(1, 50)))
+def test_random_zaya_configs_match_transformers_and_export_back(config):
+    """CCA's two convolutions of any kernel (1: no padding), its split value projections and
+    temperatures, the router's down projection, norm, MLP and skip class, the EDA scale on
+    every layer but the first, the residual scales and the embedding's, full and sliding layers
+    and every bias against transformers, whose CCA pads its depthwise conv and runs
+    v_proj_delayed on a zero token (calc.verify.hf_implementation); and back through zaya's
+    writer (no other writer holds CCA)."""
+    config = {"model_type": "zaya", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "zaya"), MIN_WINDOW)
+
+
 # ---- CPM-Ant: a bucketed score bias, segment and prompt embeddings --------------------------
 @one_feature
 @given(st.builds(dict, STRATEGIES["cpmant"]("cpmant"), vocab_size=st.integers(1, 50)))

@@ -268,6 +268,9 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # DeepSeek-V4's compressors: kv_proj and gate_proj per token (the pooling, a softmax-weighted
     # sum over each window, is elementwise: 0, as norms)
     "attention/compressor": FMA * params.COMPRESSION_WEIGHTS["attention/compressor"],
+    # ZAYA1's CCA: the depthwise conv 2·k_a and the grouped conv 2·d_qk·k_b per channel of the
+    # C = (h + h_kv)·d_qk query and key channels (biases and the residual q/k means 0)
+    "attention/conv": FMA * L_att * params.CCA_CONV_WEIGHTS,
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,
     "mamba/scan": L_ssm * mixers.MAMBA_SCAN,
@@ -333,6 +336,7 @@ SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet
                    + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
                    + FORWARD_PER_TOKEN["griffin/scan"] + FORWARD_PER_TOKEN["mlstm/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
+                   + FORWARD_PER_TOKEN["attention/conv"]
                    + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
 
 FLOPS: dict[str, sympy.Expr] = {

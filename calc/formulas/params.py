@@ -63,6 +63,7 @@ from calc.symbols import (
     b_ph,
     b_qkv,
     b_router,
+    b_rsc,
     d,
     d_e,
     d_emb,
@@ -84,6 +85,7 @@ from calc.symbols import (
     h_kv2,
     i_au,
     i_bn,
+    i_cca,
     i_diff,
     i_dsa,
     i_gate,
@@ -111,8 +113,12 @@ from calc.symbols import (
     i_qk_proj,
     i_qlora,
     i_qw,
+    i_rbr,
     i_rel,
     i_rs,
+    i_rsc,
+    i_rse,
+    i_rt,
     i_sba,
     i_shared_gate,
     i_sink,
@@ -120,6 +126,8 @@ from calc.symbols import (
     i_sub,
     i_tied,
     k,
+    k_ca,
+    k_cb,
     m_csa,
     m_hca,
     n_act,
@@ -135,6 +143,7 @@ from calc.symbols import (
     r_o,
     r_q,
     r_q2,
+    r_rt,
     r_sb,
 )
 
@@ -216,7 +225,18 @@ ATTENTION_POSITION = i_rel * (d * h * d_qk + 2 * h * d_qk)
 K_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h_kv * d_qk)
 # DeepSeek-V4's query norm has no γ (q_b_norm, a DeepseekV4UnweightedRMSNorm), its key's has
 # (kv_norm): 1_qw = 0.
-ATTENTION_QK_NORM = NORM * i_qw * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
+ATTENTION_QK_NORM = (NORM * i_qw * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
+                     + i_cca * h_kv)
+# ZAYA1's compressed convolutional attention (calc.spec.attention.CCASpec; transformers 5.24.0
+# modeling_zaya.py ZayaCCAProjection): W_Q, W_K and W_V as GQA's (v_proj_current and
+# v_proj_delayed, d → h_kv·d_h/2 each, carry W_V's weights and bias), and over the C =
+# (h + h_kv)·d_qk channels of the queries and keys side by side conv_qk_depthwise
+# (Conv1d(C, C, k_a, groups=C): C·k_a weights) and conv_qk_grouped (Conv1d(C, C, k_b, groups=h +
+# h_kv): C·d_qk·k_b weights), each with its C biases. ZayaQKNorm's temp, one value per key/value
+# head, is the L2 norm's only parameter (attention/qk_norm).
+CCA_CHANNELS = (h + h_kv) * d_qk
+CCA_CONV_WEIGHTS = i_cca * CCA_CHANNELS * (k_ca + d_qk * k_cb)
+CCA_CONV = CCA_CONV_WEIGHTS + i_cca * 2 * CCA_CHANNELS
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
@@ -290,6 +310,7 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/gate": ATTENTION_GATE,
     "attention/router": ATTENTION_WEIGHTS["attention/router"],
     "attention/position": ATTENTION_POSITION,
+    "attention/conv": CCA_CONV,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "attention/sinks": ATTENTION_SINKS,
     "attention/lambda": ATTENTION_LAMBDA,
@@ -333,11 +354,17 @@ SHARED_EXPERT = _expert(d_s)
 # also scores E_0 zero-computation experts (arXiv 2509.01322 §2.1; modeling_longcat_flash.py,
 # LongcatFlashTopkRouter: classifier Linear(d, E + E_0), e_score_correction_bias E + E_0 wide);
 # an identity expert holds no weights.
-ROUTER_WEIGHTS = d * (E + E_0)
+# ZAYA1's router (calc.spec.ffn.RouterMLPSpec; modeling_zaya.py ZayaRouter, ZayaRouterMLP):
+# down_proj d → r_rt, fc1 and fc2 r_rt → r_rt, out_proj r_rt → E + 1 (the skip class) in place of
+# Linear(d, E); the first three with bias, a norm over r_rt, and router_states_scale, r_rt values
+# on every MoE layer but the first (components takes the first's off).
+ROUTER_MLP_WEIGHTS = d * r_rt + 2 * r_rt**2 + r_rt * (E + 1)
+ROUTER_WEIGHTS = (1 - i_rt) * d * (E + E_0) + i_rt * ROUTER_MLP_WEIGHTS
 MOE_FFN: dict[str, sympy.Expr] = {
     # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
     # after a norm without weights, and per_expert_scale, E values on the chosen weights
-    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E),
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E)
+    + i_rt * r_rt * (3 + NORM + 1),
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
@@ -518,10 +545,16 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
     "cross_attention/gates": sympy.Integer(CROSS_ATTENTION_GATES),
 }
 
+# Learned residual scales (calc.spec.residual.ResidualScalesSpec): at each of a layer's two
+# residual adds a scale on the residual (Doge's input_residual), its bias, and a scale and bias
+# on the sublayer's output (ZAYA1's ZayaResidualScaling); the embedding's scale and bias once.
+RESIDUAL_SCALES: dict[str, sympy.Expr] = {
+    "residual_scales": i_rsc * 2 * d * (1 + b_rsc + 2 * i_rbr)}
+
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
-    (L, HYPER_CONNECTIONS),
+    (L, HYPER_CONNECTIONS), (L, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),
@@ -561,6 +594,9 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     # ModernBERT decoder: layer 0's attn_norm is nn.Identity (ModernBertDecoderLayer), one
     # norm of the L·n_norm fewer (norm.first_mixer_norm, 1_n0 = 0)
     out["norms"] -= (1 - i_n0) * NORM * d
+    # ZAYA1's first MoE layer has no router_states_scale (ZayaRouter.use_eda = layer_idx != 0)
+    out["moe/router"] -= i_rt * r_rt
+    out["residual_scales"] += i_rse * 2 * d  # the embedding's scale and bias
     return out
 
 

@@ -78,7 +78,8 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "shared_expert_gate": moe.shared_expert_gate, "router_bias": moe.router_bias,
             "output_norm": moe.output_norm, "n_zero_experts": moe.n_zero_experts,
             "shortcut": moe.shortcut, "hash_layers": moe.hash_layers,
-            "branch_norms": moe.branch_norms, "router_scales": moe.router_scales},
+            "branch_norms": moe.branch_norms, "router_scales": moe.router_scales,
+            "router_mlp": moe.router_mlp},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
@@ -97,6 +98,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
         "altup": spec.altup, "laurel": spec.laurel,
+        "attention.cca": att.cca, "residual_scales": spec.residual_scales,
     }
 
 

@@ -82,6 +82,7 @@ from calc.hf.families import (
     xlstm,
     youtu,
     zamba,
+    zaya,
 )
 from calc.hf.model_type import ModelType
 
@@ -192,6 +193,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mllama.MLLAMA_TEXT_MODEL,
     bailing.BAILING_HYBRID,
     modernbert.MODERNBERT_DECODER,
+    zaya.ZAYA,
     cpmant.CPMANT,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,

@@ -34,8 +34,6 @@ NEEDS = {
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
                 "per token",
     # attention and residual parts the spec lacks
-    "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
-            "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling.py (transformers 5.24.0): the sliding layers build their attention from
     # swa_num_attention_heads, swa_num_key_value_heads and swa_head_dim (InklingTextConfig's
     # defaults: 16 KV heads there, 8 on the full layers); no RoPE, instead

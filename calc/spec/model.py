@@ -52,6 +52,7 @@ from calc.spec.layers import (
 )
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
+from calc.spec.residual import ResidualScalesSpec
 
 __all__ = [
     "GATED",
@@ -212,6 +213,12 @@ class ModelSpec(Frozen):
                           "collapsed by a head map before the final norm (HunYuan V4's "
                           "hc_mult; DeepSeek-V4's mHC with residual_mix)")
 
+    residual_scales: ResidualScalesSpec | None = Field(
+        None, description="learned vectors on each sublayer's residual add: a scale on the "
+                          "residual, optionally its bias, and a scale and bias on the "
+                          "sublayer's output; optionally a scale and bias on the embedding "
+                          "(Doge's input_residual; ZAYA1's ZayaResidualScaling)")
+
     @model_validator(mode="wrap")
     @classmethod
     def _checked(cls, data: Any, handler: ModelWrapValidatorHandler[ModelSpec]) -> ModelSpec:
@@ -307,11 +314,41 @@ class ModelSpec(Frozen):
             self._check_cross_attention()
         if self.altup is not None or self.laurel is not None:
             self._check_gemma3n_residual()
+        if self.residual_scales is not None:
+            self._check_residual_scales()
+        if att.cca is not None and (self.n_kv_heads * self.head_dim_qk) % 2:
+            raise ValueError(f"attention.cca: the values are half of the current and half of "
+                             f"the previous token, so n_kv_heads·head_dim = "
+                             f"{self.n_kv_heads * self.head_dim_qk} must be even")
+        if self.moe is not None and self.moe.router_mlp is not None and (
+                not all(self.moe_layers) or self.mtp_modules):
+            raise ValueError("moe.router_mlp carries the router's state from each layer to the "
+                             "next: every layer's FFN must be an MoE (layers.ffn_pattern), "
+                             "without mtp_modules")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_residual_scales(self) -> None:
+        """Scales at the two residual adds of a sequential pre-norm layer with an FFN, on one
+        residual stream (DogeDecoderLayer, ZayaDecoderLayer)."""
+        why = ("parallel_block=True" if self.parallel_block
+               else f"norm.placement={self.norm.placement!r}" if self.norm.placement != "pre"
+               else "a layer without an FFN (layers.ffn_pattern none)"
+               if "none" in self.ffn_kinds
+               else "hyper_connections" if self.hyper_connections is not None
+               else "altup" if self.altup is not None
+               else "laurel" if self.laurel is not None
+               else "shared_block" if self.shared_block is not None
+               else "per_layer_embeddings" if self.per_layer_embeddings is not None
+               else f"mtp_modules={self.mtp_modules}" if self.mtp_modules
+               else "moe.shortcut" if self.moe is not None and self.moe.shortcut
+               else None)
+        if why is not None:
+            raise ValueError(f"residual_scales is not allowed with {why}: calc holds the scales "
+                             f"at the two residual adds of a sequential pre-norm layer")
 
     def _check_bucketed(self) -> None:
         """A bucketed bias has one value per head of the model's attention for each row, and
