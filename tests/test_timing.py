@@ -257,3 +257,20 @@ def test_embedding_and_loss_as_layers_lighten_the_first_stage_in_memory():
     assert layer == pytest.approx(one_layer / 8, rel=1e-7)
     with pytest.raises(CalcError, match="split_embedding_loss needs pp > 1"):
         memory("llama3.1-405b", gpu="h100", split_embedding_loss=True)
+
+
+def test_zaya_operators_add_up_and_price_its_router_and_convs():
+    """ZAYA1: the MLP router's four products, CCA's convs as a recurrence and the residual
+    scales' element-wise bytes; the operators add up to calc's exact forward FLOPs."""
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config("tests/data/hf_configs/zaya1-8b.json")
+    terms = model_terms(spec, 4096)
+    flops = count_flops(spec, 4096)
+    total = (sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
+             + sum(r.flops for r in terms.recurrences))
+    assert total == pytest.approx(flops.forward, rel=1e-12)
+    routers = [(m.n, m.k) for m in terms.matmuls if m.name == "moe/router"]
+    assert routers == [(256, 2048), (256, 256), (256, 256), (17, 256)]
+    assert [r.name for r in terms.recurrences] == ["attention/conv"]
+    assert {e.name for e in terms.elementwise} >= {"zaya"}
