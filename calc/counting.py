@@ -187,6 +187,21 @@ ALTUP_LAUREL = (
     "(2·d·n² FLOPs), and once a token the 2(n − 1) projections d → d into and out of the "
     "copies (altup/*); LAuReL its products d → r → d a layer (laurel/*); the correction's "
     "broadcast products, scales and norms 0. Every parameter of both is active.")
+CCA = (
+    "Compressed convolutional attention (ZAYA1): W_Q, W_K, the two half-width value "
+    "projections (current and previous token) and W_O count as GQA's; the causal depthwise "
+    "and grouped convs over the (h + h_kv)·d_h query and key channels count 2·k_a and "
+    "2·d_h·k_b FLOPs per channel per token (attention/conv); the residual q/k means, the L2 "
+    "norms and the temperature per KV head 0.")
+ROUTER_MLP = (
+    "ZAYA1's router counts its products per token and MoE layer, 2·(d·r + 2·r² + r·(E + 1)) "
+    "(moe/router: the down projection, fc1, fc2 and out_proj over the experts and the skip "
+    "class); the carried state's scale, the norm and the GELUs 0; a token counts top_k "
+    "experts, the skip class included, as transformers runs it (expert 0 at weight 0).")
+RESIDUAL_SCALES = (
+    "Residual scales (Doge, ZAYA1): the learned vectors at each residual add (a scale, and "
+    "biases and a branch scale where the model has them) and on the embedding are parameters "
+    "(residual_scales), every one active; their products and sums are element-wise, 0 FLOPs.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "

@@ -68,7 +68,8 @@ def test_the_hint_reaches_the_cli(cli):
     ("deepseek_v32", "SPARSE_ATTENTION"), ("deepseek_v4", "COMPRESSED_ATTENTION"),
     ("diffllama", "DIFFERENTIAL_ATTENTION"), ("zamba2", "SHARED_BLOCK"),
     ("gemma4_text", "PER_LAYER_EMBEDDINGS"), ("gemma3n_text", "ALTUP_LAUREL"),
-    ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
+    ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"), ("zaya", "CCA"),
+    ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a

@@ -66,6 +66,13 @@ target's, computed by the target). A centroid head (CentroidHeadSpec) counts the
 logits, 2·d·C per token (centroid_head), and in place of the full head's 2·d·V the products
 the module computes with the k·V/C head rows of the clusters picked, 2·d·k·V/C (lm_head);
 choosing the top k, gathering the rows and scattering the logits into the V-wide output count 0.
+ZAYA1's compressed convolutional attention (calc.spec.attention.CCASpec) counts W_Q, W_K, its two
+half-width value projections and W_O as GQA's, and its causal convs over the C = (h + h_kv)·d_qk
+query and key channels per token: the depthwise 2·C·k_a and the grouped 2·C·d_qk·k_b
+(attention/conv); the residual q/k means, the L2 norms and the temperature 0. Its MLP router
+(calc.spec.ffn.RouterMLPSpec) counts 2·(d·r + 2·r² + r·(E + 1)) per token and MoE layer
+(moe/router); the carried state's scale, the norm and the GELUs 0. Residual scales
+(calc.spec.residual) are element-wise: 0.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 

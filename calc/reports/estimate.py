@@ -264,7 +264,8 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
 def _part_sentences(spec: ModelSpec) -> list[str]:
     """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
     indexer, DeepSeek-V4's compressed layers, differential attention, a shared block, per-layer
-    embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the scans (Mamba, gated
+    embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, ZAYA1's CCA, MLP router
+    and residual scales, and the scans (Mamba, gated
     DeltaNet, short convolutions and the other recurrent mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None, counting.SPARSE_ATTENTION),
@@ -274,6 +275,9 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (spec.per_layer_embeddings is not None, counting.PER_LAYER_EMBEDDINGS),
              (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
              (spec.cross_attention is not None, counting.CROSS_ATTENTION),
+             (att.cca is not None, counting.CCA),
+             (spec.moe is not None and spec.moe.router_mlp is not None, counting.ROUTER_MLP),
+             (spec.residual_scales is not None, counting.RESIDUAL_SCALES),
              (bool(set(spec.mixer_kinds) - {"attention", "cross_attention"}), counting.SCANS))
     return [sentence for has, sentence in parts if has]
 
