@@ -292,6 +292,38 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
+    return draw(_zaya_parts(spec))
+
+
+@st.composite
+def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
+    """ZAYA1's parts where the spec allows them: CCA on GQA heads of one width (its own L2
+    norm in place of a QK-norm, no sinks), the MLP router where every layer is an MoE, and
+    the residual scales on a sequential pre-norm layer with an FFN."""
+    att = spec.attention
+    if (att.mla is None and not att.experts and not att.differential and not att.kind_shapes
+            and att.q_lora_rank is None and att.output_groups is None and not att.output_gate
+            and not att.k_eq_v and not att.kv_shared_layers and att.indexer is None
+            and att.compression is None and spec.n_kv_heads * spec.head_dim_qk % 2 == 0
+            and draw(st.booleans())):
+        spec = spec.updated(**{"attention.cca": {"kernel": draw(st.integers(1, 3)),
+                                                 "grouped_kernel": draw(st.integers(1, 3))},
+                               "attention.qk_norm": "none", "attention.sinks": False,
+                               "attention.v_head_dim": None})
+    moe = spec.moe
+    if (moe is not None and all(spec.moe_layers) and not moe.n_zero_experts
+            and not moe.hash_layers and not moe.shortcut and not spec.mtp_modules
+            and draw(st.booleans())):
+        spec = spec.updated(**{"moe.router_mlp": {"width": draw(st.integers(1, 8))},
+                               "moe.router_bias": False, "moe.router_scales": False,
+                               "moe.first_dense_layers": 0, "moe.every": 1})
+    if (spec.norm.placement == "pre" and not spec.parallel_block and "none" not in spec.ffn_kinds
+            and spec.hyper_connections is None and spec.altup is None and spec.laurel is None
+            and spec.shared_block is None and spec.per_layer_embeddings is None
+            and spec.cross_attention is None and not spec.mtp_modules
+            and not (spec.moe and spec.moe.shortcut) and draw(st.booleans())):
+        spec = spec.updated(residual_scales={key: draw(st.booleans()) for key in (
+            "residual_bias", "branch", "embedding")})
     return spec
 
 

@@ -647,7 +647,8 @@ def test_lora_on_cpmant_as_peft_builds_it():
 
 
 def test_lora_on_zaya_as_peft_builds_it():
-    """ZAYA1: q_proj, k_proj and o_proj as PEFT builds their adapters on transformers' model;
+    """ZAYA1: q_proj, k_proj and o_proj as PEFT builds their adapters on transformers' model
+    and as calc's reference model runs them;
     v is refused (CCA's v_proj_current and v_proj_delayed, which PEFT's v_proj does not
     select), as is all-linear beside the MLP router's and the split values' nn.Linear."""
     pytest.importorskip("torch")
@@ -665,6 +666,7 @@ def test_lora_on_zaya_as_peft_builds_it():
         pattern = rf"self_attn\.(qkv_proj\.)?{target}_proj$"
         assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
         assert counts.by_target[f"lora/{target}"] > 0
+    assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "o"))
     with pytest.raises(calc.CalcError, match=re.escape("v_proj_current and v_proj_delayed")):
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("v",)))
     with pytest.raises(calc.CalcError, match=re.escape("MLP router (moe.router_mlp)")):

@@ -38,6 +38,7 @@ from calc.verify.mixers import (
 )
 from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
 from calc.verify.shared_block import Depth, SharedBlock
+from calc.verify.zaya import EmbeddingScale, ResidualScale, RouterMLP
 
 
 # ---- feed-forward ---------------------------------------------------------------------------
@@ -104,7 +105,7 @@ class MixtureOfExperts(nn.Module):
     the router still scores every expert and the picked ones' scores weigh their outputs
     (DeepseekV4HashRouter: tid2eid[input_ids], scores.gather)."""
 
-    def __init__(self, spec: ModelSpec, hashed: bool = False):
+    def __init__(self, spec: ModelSpec, hashed: bool = False, first: bool = False):
         super().__init__()
         moe = spec.moe
         assert moe is not None
@@ -112,7 +113,12 @@ class MixtureOfExperts(nn.Module):
         # (calc's expected share, moe.experts_per_token); the router scores all E + E_0
         self.n, self.k = moe.n_experts, moe.experts_per_token
         self.zero = moe.top_k - moe.experts_per_token if moe.n_zero_experts else 0
-        self.router = linear(spec.d_model, moe.router_width, moe.router_bias, "moe/router")
+        # ZAYA1's MLP router (moe.router_mlp) and the router state it carries: the previous
+        # layer's in, its own out (ReferenceModel passes it on; None where no layer ran before)
+        self.router = (RouterMLP(spec, first) if moe.router_mlp is not None
+                       else linear(spec.d_model, moe.router_width, moe.router_bias,
+                                   "moe/router"))
+        self.state: Tensor | None = None
         # ScMoE: the routed part joins the residual stream a layer later (ReferenceModel)
         self.shortcut = moe.shortcut
         self.pending: Tensor | None = None
@@ -167,7 +173,11 @@ class MixtureOfExperts(nn.Module):
         b, t, d = x.shape
         flat = x.reshape(b * t, d)
         scales = self.router_scales
-        probs = self.router(flat if scales is None else flat * scales.channel).softmax(-1)
+        if isinstance(self.router, RouterMLP):  # the experts' scores and the skip class's
+            scores, self.state = self.router(flat, self.state)
+            probs = scores.softmax(-1)
+        else:
+            probs = self.router(flat if scales is None else flat * scales.channel).softmax(-1)
         token, weight, loads = self._route(probs[:, :self.n])
         if scales is not None:  # each chosen expert's weight times its own scale
             weight = weight * (scales.expert[:1] if weight.is_meta
@@ -310,21 +320,26 @@ class Block(nn.Module):
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool = True, own_kv: bool = True,
                  out_bias: bool = False, shared: bool = False, hashed: bool = False,
-                 mixer_norm: bool = True, compressed: str = ""):
+                 mixer_norm: bool = True, compressed: str = "", first_router: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
         # the shared block before it or not, its experts picked by hash or not, its mixer's
         # pre-norm or not, DeepSeek-V4's compressor on it or not: "sparse" CSA, "heavy" HCA)
+        # ZAYA1's first layer, whose MLP router has no scale for a state carried in
         self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed,
-                          mixer_norm, compressed)
+                          mixer_norm, compressed, first_router)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias, compressed)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
         width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
             else 0
-        self.ffn = (None if ffn == "none" else MixtureOfExperts(spec, hashed) if ffn == "moe"
+        self.ffn = (None if ffn == "none"
+                    else MixtureOfExperts(spec, hashed, first_router) if ffn == "moe"
                     else FeedForward(spec, width))
+        # residual_scales: learned vectors at the mixer's and the FFN's residual adds
+        self.residual = (nn.ModuleList(ResidualScale(spec) for _ in range(2))
+                         if spec.residual_scales is not None else None)
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
         if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
@@ -415,6 +430,9 @@ class Block(nn.Module):
         if self.parallel:  # x + Attn(N(x)) + FFN(N'(x)), N' = N with one shared norm
             a = n[0](x)
             return x + self.attention(a, positions) + self._ffn(n[-1](x) if len(n) > 1 else a)
+        if self.residual is not None:  # pre-norm and sequential (ModelSpec's rule)
+            x = self.residual[0](x, self.attention(n[0](mixed), positions))
+            return self.residual[1](x, self._ffn(n[1](x)))
         if self.placement == "pre":
             x = x + self.attention(n[0](mixed), positions)
             return x + self._ffn(n[1](x))
@@ -537,6 +555,9 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        scales = spec.residual_scales
+        self.embedding_scale = (EmbeddingScale(d) if scales is not None and scales.embedding
+                                else None)
         # CPM-Ant's segment table, its row added to each token's embedding
         self.segment = (tag(nn.Embedding(spec.segment_embedding, d), "embedding/segment")
                         if spec.segment_embedding else None)
@@ -565,7 +586,7 @@ class ReferenceModel(nn.Module):
         self.layers = nn.ModuleList(
             Block(spec, mixer, kind, ffn, i not in shared, i < first_kv_shared, i == last_bias,
                   i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm,
-                  compressed.get(i, ""))
+                  compressed.get(i, ""), i == 0)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set
@@ -629,6 +650,8 @@ class ReferenceModel(nn.Module):
             x = x + sinusoids(t, x.shape[-1], x.device, x.dtype)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
+        if self.embedding_scale is not None:
+            x = self.embedding_scale(x)
         if self.hc_head is not None:  # n copies of the embedding (HYV4Model.forward)
             hc = self.spec.hyper_connections
             assert hc is not None
@@ -647,6 +670,7 @@ class ReferenceModel(nn.Module):
         if self.altup is not None:  # n copies of the embedding (Gemma3nTextModel.forward)
             x = self.altup.expand(x)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
+        router_state = None  # ZAYA1: the router state each layer hands the next
         for index in range(len(self.layers)) if self.running is None else self.running:
             layer = self.layers[index]
             j = self.depth_of.get(index)
@@ -654,7 +678,10 @@ class ReferenceModel(nn.Module):
                      .apply(x, embedding, positions, self.depths[j]))
             if isinstance(layer.ffn, MixtureOfExperts):
                 layer.ffn.ids = ids  # a hash-routed layer's table reads them
+                layer.ffn.state = router_state
             x = layer(x, positions, extra, None if vectors is None else vectors[:, :, index])
+            if isinstance(layer.ffn, MixtureOfExperts):
+                router_state, layer.ffn.state = layer.ffn.state, None
             if pending is not None:
                 x, pending = x + pending, None
             if isinstance(layer.ffn, MixtureOfExperts) and layer.ffn.pending is not None:
