@@ -2469,6 +2469,7 @@ def memory_activations(s):
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
@@ -2496,6 +2497,7 @@ def memory_activations(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2533,8 +2535,12 @@ def memory_activations(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -2563,6 +2569,7 @@ def memory_activations(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -2575,6 +2582,9 @@ def memory_activations(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -2760,7 +2770,8 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
+                        + L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -2787,6 +2798,7 @@ def memory_activations(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s + L_sm)*(
@@ -2843,6 +2855,7 @@ def memory_activations(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -2962,6 +2975,7 @@ def memory(s):
     a_v = s['a_v']
     b = s['b']
     b_qkv = s['b_qkv']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
@@ -2989,6 +3003,7 @@ def memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -3028,8 +3043,12 @@ def memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -3069,6 +3088,7 @@ def memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -3173,6 +3193,9 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -3358,7 +3381,8 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
+                        + L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -3385,6 +3409,7 @@ def memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s + L_sm)*(
@@ -3439,6 +3464,7 @@ def memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3687,6 +3713,9 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -3859,7 +3888,8 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
+                        + L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -3886,6 +3916,7 @@ def memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s + L_sm)*(
@@ -3940,6 +3971,7 @@ def memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -5315,6 +5347,7 @@ def finetune_memory(s):
     b = s['b']
     b_gh = s['b_gh']
     b_qkv = s['b_qkv']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -5344,6 +5377,7 @@ def finetune_memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -5387,9 +5421,12 @@ def finetune_memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
     i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
@@ -5548,6 +5585,9 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -5733,7 +5773,8 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
+                        + L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -5760,6 +5801,7 @@ def finetune_memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s + L_sm)*(
@@ -5814,6 +5856,7 @@ def finetune_memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -6906,6 +6949,9 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         d_rope2*i_mla*i_rnu*q_a
                         + d_v2*h2*(
@@ -7078,7 +7124,8 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        L_s*(
+                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
+                        + L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -7105,6 +7152,7 @@ def finetune_memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
                         + (L_s + L_sm)*(
@@ -7159,6 +7207,7 @@ def finetune_memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
