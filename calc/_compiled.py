@@ -10477,14 +10477,18 @@ def inference(s):
     d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    h = s['h']
     h_g = s['h_g']
     h_g2 = s['h_g2']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cca = s['i_cca']
     i_kv1 = s['i_kv1']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -10498,7 +10502,6 @@ def inference(s):
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
@@ -10540,6 +10543,7 @@ def inference(s):
                 + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )/(h_kv2*(1 - i_mla) + i_mla)
+            + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -10550,7 +10554,8 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
-            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
+            + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -10589,6 +10594,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10629,6 +10635,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10671,6 +10678,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10713,6 +10721,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -10755,6 +10764,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10800,6 +10810,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -10843,6 +10854,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
