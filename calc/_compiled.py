@@ -555,9 +555,9 @@ def params_components(s):
     _t52 = L*d
     _t53 = _t0*_t52
     _t54 = _t0*d
-    _t55 = 2*d
-    _t56 = n_hc**2
-    _t57 = 2*_t52
+    _t55 = L + L_moe
+    _t56 = 2*d
+    _t57 = n_hc**2
     _t58 = 2*N_s
     _t59 = G_s*_t58
     _t60 = 2*d_in + i_m2*(H_s + _t59)
@@ -650,9 +650,9 @@ def params_components(s):
             L_csa*(4*_t50 + _t51) + L_csa*(_t49*m_csa + d_I) + L_idx*(_t49 + _t50 + _t51)
         ),
         'norms': _t53*n_norm - _t54*(1 - i_n0),
-        'norm_gates': _t55*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t56*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'residual_scales': _t55*i_rse + _t57*i_rsc*(b_rsc + 2*i_rbr + 1),
+        'norm_gates': _t55*_t56*r_ng,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t57*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'residual_scales': _t56*i_rse + d*i_rsc*(L_dense + _t55)*(b_rsc + 2*i_rbr + 1),
         'mamba/in': L_ssm*(_t60*b_ssm + _t60*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in),
         'mamba/x': L_ssm*_t61*_t63,
@@ -661,7 +661,7 @@ def params_components(s):
         'mamba/norm': L_ssm*(_t61*_t62*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
         'deltanet/in': _t71*(_t65 + _t68*i_gf + _t69*_t70 + _t70),
-        'deltanet/lowrank': L_dn*i_cg*(_t55*r_g + _t68*r_g),
+        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + _t68*r_g),
         'deltanet/conv': L_dn*k_dn*(_t65 + _t67),
         'deltanet/gates': L_dn*(H_v*_t69 + H_v + _t66*i_cg),
         'deltanet/norm': L_dn*d_lv,
@@ -716,7 +716,7 @@ def params_components(s):
         'moe/shared': L_moe*(E_s*(_t97*d_s + b_ff*(_t89*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
         'moe/norm': L_moe*(_t54*i_mn + _t98*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t55*_t88),
+        'shared_block/attention': M_sb*(_t28 + _t38*d + _t56*_t88),
         'shared_block/mlp': M_sb*(_t92 + _t93 + n_act),
         'shared_block/norms': M_sb*_t98,
         'shared_block/projection': L_sb*_t77,
@@ -728,15 +728,15 @@ def params_components(s):
         'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t100,
         'altup/projections': _t77*(-2*i_au + 2*n_au),
         'altup/norms': _t0*_t100,
-        'laurel/layers': _t57*r_lr,
+        'laurel/layers': 2*_t52*r_lr,
         'laurel/norms': _t53*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
         'embedding/norm': _t54*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t55*d_emb*i_proj,
-        'hyper_connections/head': _t56*d + i_hc + n_hc,
+        'embedding_projection': _t56*d_emb*i_proj,
+        'hyper_connections/head': _t57*d + i_hc + n_hc,
         'drafter/projections': D_tg*_t73,
         'final_norm': _t54*i_norm_final,
         'centroid_head': C_cen*d,
@@ -1025,7 +1025,7 @@ def params_summary(s):
     _t105 = b_moe*d
     _t106 = h*i_sink
     _t107 = i_rel*(2*_t22 + _t23)
-    _t108 = 2*_t100
+    _t108 = L + L_moe
     _t109 = 4*i_diff
     _t110 = 4*d
     _t111 = _t109*d_qk
@@ -1104,10 +1104,10 @@ def params_summary(s):
         + M_sb*(_t18 + _t22*_t81 + _t72*_t81)
         + _t100*i_au
         + 3*_t100*p_le
+        + 2*_t100*r_lr
         + _t106*_t15
         + _t107*_t15
-        + _t108*i_rsc*(b_rsc + 2*i_rbr + 1)
-        + _t108*r_lr
+        + _t108*_t81*r_ng
         + _t110*_t95
         + _t111*_t15
         + _t112*_t15
@@ -1130,7 +1130,6 @@ def params_summary(s):
         + _t70*(-2*i_au + 2*n_au)
         + _t81*d_emb*i_proj
         + _t81*i_rse
-        + _t81*r_ng*(L + L_moe)
         - _t89*_t94
         - _t93*_t94
         + 2*_t95
@@ -1139,6 +1138,7 @@ def params_summary(s):
         + _t98
         + _t99
         + b_oL*d
+        + d*i_rsc*(L_dense + _t108)*(b_rsc + 2*i_rbr + 1)
         + h*n_pb
         + i_hc
         + i_ph*(_t64 + _t70 + b_ph*d)
@@ -2080,7 +2080,7 @@ def rules_train_per_token(s):
     _t101 = H_v + _t99
     _t102 = L_dn*_t0
     _t103 = L*d
-    _t104 = 12*_t103
+    _t104 = L + L_moe
     _t105 = 24*i_diff
     _t106 = 24*d
     _t107 = E_a*_t0*i_moa
@@ -2115,13 +2115,14 @@ def rules_train_per_token(s):
         + _t0*_t15
         + _t0*_t97
         + _t0*b_oL
+        + _t0*i_rsc*(L_dense + _t104)*(b_rsc + 2*i_rbr + 1)
         - _t10*_t14
         - 6*_t10*_t87
         + _t102*_t99
         + _t102*(_t100*i_gf + _t101*_t47 + _t101 + _t98)
         + 18*_t103*p_le
-        + _t104*i_rsc*(b_rsc + 2*i_rbr + 1)
-        + _t104*r_lr
+        + 12*_t103*r_lr
+        + _t104*_t91*r_ng
         + _t105*_t82*d_qk
         + _t106*_t90
         + _t107*_t82
@@ -2204,7 +2205,6 @@ def rules_train_per_token(s):
         + 12*_t90
         + _t91*d_emb*i_proj
         + _t91*i_rse
-        + _t91*r_ng*(L + L_moe)
         + _t93*_t95
         + _t94*_t97
         + _t94*i_norm_emb
@@ -2770,8 +2770,7 @@ def memory_activations(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
-                        + L_s*(
+                        L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -2801,6 +2800,7 @@ def memory_activations(s):
                         + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -3381,8 +3381,7 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
-                        + L_s*(
+                        L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -3412,6 +3411,7 @@ def memory(s):
                         + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -3888,8 +3888,7 @@ def memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
-                        + L_s*(
+                        L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -3919,6 +3918,7 @@ def memory(s):
                         + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -5773,8 +5773,7 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
-                        + L_s*(
+                        L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -5804,6 +5803,7 @@ def finetune_memory(s):
                         + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -7124,8 +7124,7 @@ def finetune_memory(s):
                         + h_t*q_a*(d_qk + d_v)*(-i_mla*i_rnu + 1)
                     )
                     + n_tp**(-i_sp)*(
-                        2*L_s*d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)
-                        + L_s*(
+                        L_s*(
                             i_au*q_a*(2*d*n_au + 6*d + n_au**2 + 3*n_au)
                             + i_le*(
                                 d*q_a*(1 - i_hf)
@@ -7155,6 +7154,7 @@ def finetune_memory(s):
                         + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)

@@ -299,7 +299,7 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
 def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     """ZAYA1's parts where the spec allows them: CCA on GQA heads of one width (its own L2
     norm in place of a QK-norm, no sinks), the MLP router where every layer is an MoE, and
-    the residual scales on a sequential pre-norm layer with an FFN."""
+    the residual scales on a sequential pre-norm layer (with an FFN or without)."""
     att = spec.attention
     if (att.mla is None and not att.experts and not att.differential and not att.kind_shapes
             and att.q_lora_rank is None and att.output_groups is None and not att.output_gate
@@ -308,7 +308,8 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
             and draw(st.booleans())):
         spec = spec.updated(**{"attention.cca": {"kernel": draw(st.integers(1, 3)),
                                                  "grouped_kernel": draw(st.integers(1, 3))},
-                               "attention.qk_norm": "none", "attention.sinks": False,
+                               "attention.qk_norm": "none", "attention.q_norm_weights": True,
+                               "attention.sinks": False,
                                "attention.v_head_dim": None})
     moe = spec.moe
     if (moe is not None and all(spec.moe_layers) and not moe.n_zero_experts
@@ -317,7 +318,7 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
         spec = spec.updated(**{"moe.router_mlp": {"width": draw(st.integers(1, 8))},
                                "moe.router_bias": False, "moe.router_scales": False,
                                "moe.first_dense_layers": 0, "moe.every": 1})
-    if (spec.norm.placement == "pre" and not spec.parallel_block and "none" not in spec.ffn_kinds
+    if (spec.norm.placement == "pre" and not spec.parallel_block
             and spec.hyper_connections is None and spec.altup is None and spec.laurel is None
             and spec.shared_block is None and spec.per_layer_embeddings is None
             and spec.cross_attention is None and not spec.mtp_modules

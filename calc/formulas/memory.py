@@ -331,7 +331,7 @@ ALTUP_MODEL = i_au * (n_au - 1) * d * q_a
 # replicated: the carried state (the scale's operand), the inputs of fc1, fc2 and out_proj for
 # their weights (the down projection reads the FFN's normed input, kept for the experts), and
 # the norm's and the two GELUs' inputs (r_rt each).
-RESIDUAL_SCALES_LAYER = i_rsc * (1 - i_frozen) * 2 * (b_rsc + i_rbr) * d * q_a
+RESIDUAL_SCALES_SUBLAYER = i_rsc * (1 - i_frozen) * (b_rsc + i_rbr) * d * q_a
 RESIDUAL_SCALES_MODEL = i_rsc * i_rse * (1 - i_frozen) * d * q_a
 CCA_CHANNELS = (h + h_kv) * d_qk
 CCA_PER_RANK = i_cca * ((1 - i_frozen) * (2 * CCA_CHANNELS + h_kv * d_qk) + CCA_CHANNELS
@@ -549,7 +549,7 @@ STORED_PER_TOKEN = IN_FLIGHT * (
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
      + (L_s + L_sm) * NORM_GATE
      + (L_s - L_s_att) * MIXER_OUTSIDE + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER)
-     + L_s * RESIDUAL_SCALES_LAYER + L_sm * ROUTER_MLP_LAYER)
+     + (L_s + FFN_LAYERS_S) * RESIDUAL_SCALES_SUBLAYER + L_sm * ROUTER_MLP_LAYER)
     / n_tp**i_sp
     + L_s_att * CCA_PER_RANK
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)

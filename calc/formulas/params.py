@@ -545,16 +545,17 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
     "cross_attention/gates": sympy.Integer(CROSS_ATTENTION_GATES),
 }
 
-# Learned residual scales (calc.spec.residual.ResidualScalesSpec): at each of a layer's two
-# residual adds a scale on the residual (Doge's input_residual), its bias, and a scale and bias
-# on the sublayer's output (ZAYA1's ZayaResidualScaling); the embedding's scale and bias once.
+# Learned residual scales (calc.spec.residual.ResidualScalesSpec): at each residual add (the
+# mixer's, and the FFN's where the layer has one) a scale on the residual (Doge's
+# input_residual), its bias, and a scale and bias on the sublayer's output (ZAYA1's
+# ZayaResidualScaling); the embedding's scale and bias once.
 RESIDUAL_SCALES: dict[str, sympy.Expr] = {
-    "residual_scales": i_rsc * 2 * d * (1 + b_rsc + 2 * i_rbr)}
+    "residual_scales": i_rsc * d * (1 + b_rsc + 2 * i_rbr)}
 
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
-    (L, HYPER_CONNECTIONS), (L, RESIDUAL_SCALES),
+    (L, HYPER_CONNECTIONS), (L + L_dense + L_moe, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),

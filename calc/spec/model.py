@@ -332,12 +332,10 @@ class ModelSpec(Frozen):
         return self
 
     def _check_residual_scales(self) -> None:
-        """Scales at the two residual adds of a sequential pre-norm layer with an FFN, on one
-        residual stream (DogeDecoderLayer, ZayaDecoderLayer)."""
+        """Scales at the residual adds of a sequential pre-norm layer (its mixer's, and its
+        FFN's where it has one) on one residual stream (DogeDecoderLayer, ZayaDecoderLayer)."""
         why = ("parallel_block=True" if self.parallel_block
                else f"norm.placement={self.norm.placement!r}" if self.norm.placement != "pre"
-               else "a layer without an FFN (layers.ffn_pattern none)"
-               if "none" in self.ffn_kinds
                else "hyper_connections" if self.hyper_connections is not None
                else "altup" if self.altup is not None
                else "laurel" if self.laurel is not None

@@ -9,8 +9,8 @@ hidden_states_bias, one module after the attention and one after the MoE of ever
 scale and bias on the token embedding before the first layer (ZayaModel:
 input_hidden_states_scale, input_hidden_states_bias).
 
-Parameters: d (the residual's scale) + d with residual_bias + 2d with branch per sublayer, two
-sublayers a layer (the mixer's and the FFN's), and 2d once with embedding. FLOPs: 0, as calc
+Parameters: d (the residual's scale) + d with residual_bias + 2d with branch per sublayer (the
+mixer's, and the FFN's where the layer has one), and 2d once with embedding. FLOPs: 0, as calc
 counts every element-wise product and sum (norms, biases, gates; calc.formulas.flops).
 """
 
@@ -19,8 +19,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from calc.spec.base import Frozen
-
-SUBLAYERS = 2  # residual adds per layer: after the mixer and after the FFN
 
 
 class ResidualScalesSpec(Frozen):

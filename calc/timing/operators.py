@@ -335,7 +335,8 @@ def _zaya_bytes(spec: ModelSpec) -> int:
     counts = spec.layer_counts
     if scales is not None:
         per_sublayer = 1 + int(scales.residual_bias) + 2 * int(scales.branch)
-        out += spec.n_layers * 2 * per_sublayer * 2 * d + 2 * 2 * d * int(scales.embedding)
+        sublayers = spec.n_layers + sum(kind != "none" for kind in spec.ffn_kinds)
+        out += sublayers * per_sublayer * 2 * d + 2 * 2 * d * int(scales.embedding)
     if spec.attention.cca is not None:
         h, kv, width = spec.attention.n_heads, spec.n_kv_heads, spec.head_dim_qk
         paths = 3 * h * width + (h + kv) * width + 3 * (h + kv) * width

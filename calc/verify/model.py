@@ -338,7 +338,8 @@ class Block(nn.Module):
                     else MixtureOfExperts(spec, hashed, first_router) if ffn == "moe"
                     else FeedForward(spec, width))
         # residual_scales: learned vectors at the mixer's and the FFN's residual adds
-        self.residual = (nn.ModuleList(ResidualScale(spec) for _ in range(2))
+        # (the mixer's, and the FFN's where the layer has one)
+        self.residual = (nn.ModuleList(ResidualScale(spec) for _ in range(1 + (ffn != "none")))
                          if spec.residual_scales is not None else None)
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
@@ -420,6 +421,8 @@ class Block(nn.Module):
             return self._streams(x, positions)
         mixed = x if extra is None else x + extra
         if self.ffn is None:  # the mixer alone (Mamba)
+            if self.residual is not None:  # pre-norm (ModelSpec's rule)
+                return self.residual[0](x, self.attention(n[0](mixed), positions))
             if self.placement == "pre":
                 return x + self.attention(n[0](mixed), positions)
             if self.placement == "post":
