@@ -48,6 +48,7 @@ def params_per_layer(s):
     g_o = s['g_o']
     h = s['h']
     h_kv = s['h_kv']
+    i_cca = s['i_cca']
     i_diff = s['i_diff']
     i_dm = s['i_dm']
     i_gate = s['i_gate']
@@ -65,6 +66,8 @@ def params_per_layer(s):
     i_rel = s['i_rel']
     i_sink = s['i_sink']
     i_sub = s['i_sub']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_rc = s['k_rc']
     n_norm = s['n_norm']
     r_kv = s['r_kv']
@@ -83,7 +86,8 @@ def params_per_layer(s):
     _t10 = d_v*h
     _t11 = d_v*(1 - i_gh)
     _t12 = h*i_gate
-    _t13 = d_qk*i_qk_head
+    _t13 = d_qk*i_cca*(h + h_kv)
+    _t14 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -106,13 +110,15 @@ def params_per_layer(s):
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/qk_norm': _t0*i_qw*(_t13 + _t2*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
+        'attention/conv': _t13*(d_qk*k_cb + k_ca) + 2*_t13 + _t8*h_kv*k_rc,
+        'attention/qk_norm': (
+            _t0*i_qw*(_t14 + _t2*i_qk_proj) + _t0*(_t14 + d_qk*h_kv*i_qk_proj) + h_kv*i_cca
+        ),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t10*i_sub,
         'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
         'attention/relative': d*d_rl*h,
-        'attention/conv': _t8*h_kv*k_rc,
         'norms': _t0*d*n_norm,
     }
 
@@ -155,21 +161,32 @@ def params_moe_ffn(s):
     i_pk = s['i_pk']
     i_rgs = s['i_rgs']
     i_rs = s['i_rs']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     n_pk = s['n_pk']
+    r_rt = s['r_rt']
     _t0 = E + E_0
     _t1 = 2*d*i_pk
-    _t2 = 1 - i_pk
-    _t3 = d*(i_glu + 2)
-    _t4 = i_glu + 1
-    _t5 = d*(b_norm + g_norm)
+    _t2 = b_norm + g_norm
+    _t3 = i_pk - 1
+    _t4 = d*(i_glu + 2)
+    _t5 = i_glu + 1
+    _t6 = _t2*d
     return {
-        'moe/router': _t0*b_router + _t1*n_pk + _t2*d*(E_s*i_srt + _t0) + i_rgs + i_rs*(E + d),
-        'moe/experts': E*(_t1*d_e + _t2*(_t3*d_e + b_ff*(_t4*d_e + d))),
-        'moe/shared': E_s*(_t3*d_s + b_ff*(_t4*d_s + d)) + d*i_shared_gate,
+        'moe/router': (
+            _t0*b_router
+            + _t1*n_pk
+            + d*(-_t3 - i_rt)*(E_s*i_srt + _t0)
+            + i_rgs
+            + i_rs*(E + d)
+            + i_rt*r_rt*(_t2 + 4)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+        ),
+        'moe/experts': E*(_t1*d_e - _t3*(_t4*d_e + b_ff*(_t5*d_e + d))),
+        'moe/shared': E_s*(_t4*d_s + b_ff*(_t5*d_s + d)) + d*i_shared_gate,
         'moe/bias': b_moe*d,
-        'moe/norm': 3*_t5*i_bn + _t5*i_mn,
+        'moe/norm': 3*_t6*i_bn + _t6*i_mn,
     }
 
 
@@ -394,6 +411,7 @@ def params_components(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -426,6 +444,7 @@ def params_components(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dm = s['i_dm']
@@ -460,9 +479,13 @@ def params_components(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -470,6 +493,8 @@ def params_components(s):
     i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -483,7 +508,6 @@ def params_components(s):
     n_norm = s['n_norm']
     n_pb = s['n_pb']
     n_pk = s['n_pk']
-    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -493,10 +517,10 @@ def params_components(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
-    w_rs = s['w_rs']
     _t0 = b_norm + g_norm
     _t1 = i_qlora*r_q2
     _t2 = 1 - i_qlora
@@ -547,71 +571,75 @@ def params_components(s):
     _t37 = h*i_gate
     _t38 = E_a*_t5
     _t39 = 2*_t11
-    _t40 = d_qk2*i_qk_head
-    _t41 = _t0*(_t40 + d_qk2*h_kv2*i_qk_proj)
-    _t42 = d_qk*i_qk_head
-    _t43 = _t0*(_t42 + d_qk*h_kv*i_qk_proj)
-    _t44 = _t0*i_qw
-    _t45 = L_att2*h2
-    _t46 = _t9*h
-    _t47 = 4*i_diff
-    _t48 = _t0*i_sub
-    _t49 = d*d_rl
-    _t50 = _t20*h_kv
-    _t51 = 2*d_qk
-    _t52 = 2*d_I
-    _t53 = d*h_I
-    _t54 = d*d_I
-    _t55 = d_I*h_I
-    _t56 = L*d
-    _t57 = _t0*_t56
-    _t58 = _t0*d
-    _t59 = 2*d
-    _t60 = 2*_t56
-    _t61 = n_hc**2
-    _t62 = 2*N_s
-    _t63 = G_s*_t62
-    _t64 = 2*d_in + i_m2*(H_s + _t63)
-    _t65 = R_dt + _t62
-    _t66 = 1 - i_m2
-    _t67 = _t66*d_in
-    _t68 = H_s*i_m2
-    _t69 = 2*H_k*d_lk
-    _t70 = H_v*d_lk
-    _t71 = H_v*d_lv
-    _t72 = _t70 + _t71
-    _t73 = 1 - i_cg
-    _t74 = H_v + _t71
-    _t75 = L_dn*d
-    _t76 = H_la*L_la*d_la
-    _t77 = 3*d
-    _t78 = _t76*d
-    _t79 = L_rw*d_rw
-    _t80 = _t79*d
-    _t81 = d**2
-    _t82 = d*d_gr
-    _t83 = L_gr*(_t82 + d_gr)
-    _t84 = L_gr*d_gr
-    _t85 = 2*d_gr
-    _t86 = H_ml*L_ml
-    _t87 = _t86*d*d_mk
-    _t88 = _t86*d_mv
-    _t89 = _t88*d
-    _t90 = 2*H_ml
-    _t91 = b_sc*d
-    _t92 = i_glu + 1
-    _t93 = b_ff*d_ff
-    _t94 = d*d_ff
-    _t95 = _t92*(_t93 + _t94)
-    _t96 = _t94 + b_ff*d
-    _t97 = _t48*d_ff
-    _t98 = E + E_0
-    _t99 = _t59*i_pk
-    _t100 = 1 - i_pk
-    _t101 = d*(i_glu + 2)
-    _t102 = 3*_t58
-    _t103 = _t56*p_le
-    _t104 = _t56*i_au
+    _t40 = d_qk2*i_cca*(h2 + h_kv2)
+    _t41 = _t20*h_kv
+    _t42 = 2*d_qk
+    _t43 = i_cca*(h + h_kv)
+    _t44 = d_qk2*i_qk_head
+    _t45 = _t0*(_t44 + d_qk2*h_kv2*i_qk_proj)
+    _t46 = d_qk*i_qk_head
+    _t47 = _t0*(_t46 + d_qk*h_kv*i_qk_proj)
+    _t48 = _t0*i_qw
+    _t49 = L_att2*h2
+    _t50 = _t9*h
+    _t51 = 4*i_diff
+    _t52 = _t0*i_sub
+    _t53 = d*d_rl
+    _t54 = 2*d_I
+    _t55 = d*h_I
+    _t56 = d*d_I
+    _t57 = d_I*h_I
+    _t58 = L*d
+    _t59 = _t0*_t58
+    _t60 = _t0*d
+    _t61 = L + L_moe
+    _t62 = 2*d
+    _t63 = 2*_t58
+    _t64 = n_hc**2
+    _t65 = 2*N_s
+    _t66 = G_s*_t65
+    _t67 = 2*d_in + i_m2*(H_s + _t66)
+    _t68 = R_dt + _t65
+    _t69 = 1 - i_m2
+    _t70 = _t69*d_in
+    _t71 = H_s*i_m2
+    _t72 = 2*H_k*d_lk
+    _t73 = H_v*d_lk
+    _t74 = H_v*d_lv
+    _t75 = _t73 + _t74
+    _t76 = 1 - i_cg
+    _t77 = H_v + _t74
+    _t78 = L_dn*d
+    _t79 = H_la*L_la*d_la
+    _t80 = 3*d
+    _t81 = _t79*d
+    _t82 = L_rw*d_rw
+    _t83 = _t82*d
+    _t84 = d**2
+    _t85 = d*d_gr
+    _t86 = L_gr*(_t85 + d_gr)
+    _t87 = L_gr*d_gr
+    _t88 = 2*d_gr
+    _t89 = H_ml*L_ml
+    _t90 = _t89*d*d_mk
+    _t91 = _t89*d_mv
+    _t92 = _t91*d
+    _t93 = 2*H_ml
+    _t94 = b_sc*d
+    _t95 = i_glu + 1
+    _t96 = b_ff*d_ff
+    _t97 = d*d_ff
+    _t98 = _t95*(_t96 + _t97)
+    _t99 = _t97 + b_ff*d
+    _t100 = _t52*d_ff
+    _t101 = i_rt*r_rt
+    _t102 = E + E_0
+    _t103 = _t62*i_pk
+    _t104 = i_pk - 1
+    _t105 = d*(i_glu + 2)
+    _t106 = 3*_t60
+    _t107 = _t58*p_le
+    _t108 = _t58*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -641,117 +669,129 @@ def params_components(s):
         ),
         'attention/router': L_att2*_t38 + _t38*_t9,
         'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t39),
-        'attention/qk_norm': (
-            L_att2*(_t41 + _t44*(_t3*i_qk_proj + _t40))
-            - L_kvs2*_t41
-            - _t23*_t43
-            + _t9*(_t43 + _t44*(_t11*i_qk_proj + _t42))
+        'attention/conv': (
+            L_att2*(_t16*h_kv2*k_rc + _t40*(d_qk2*k_cb + k_ca) + 2*_t40)
+            + _t9*(_t41*k_rc + _t42*_t43 + _t43*d_qk*(d_qk*k_cb + k_ca))
         ),
-        'attention/sinks': _t45*i_sink2 + _t46*i_sink,
-        'attention/lambda': L_att2*_t47*d_qk2 + _t47*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t26*_t48 + _t28*_t48*_t9,
+        'attention/qk_norm': (
+            L_att2*(_t45 + _t48*(_t3*i_qk_proj + _t44) + h_kv2*i_cca)
+            - L_kvs2*_t45
+            - _t23*_t47
+            + _t9*(_t47 + _t48*(_t11*i_qk_proj + _t46) + h_kv*i_cca)
+        ),
+        'attention/sinks': _t49*i_sink2 + _t50*i_sink,
+        'attention/lambda': L_att2*_t51*d_qk2 + _t51*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t26*_t52 + _t28*_t52*_t9,
         'attention/dynamic_mask': (
             L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
             + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
         ),
-        'attention/relative': _t45*_t49 + _t46*_t49 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
-        'attention/conv': L_att2*_t16*h_kv2*k_rc + _t50*_t9*k_rc,
+        'attention/relative': _t49*_t53 + _t50*_t53 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t51*m_csa + d_qk) + L_hca*_t51*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t42*m_csa + d_qk) + L_hca*_t42*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(_t52*m_csa + d_I)
-            + L_csa*(_t53 + 4*_t54 + _t55*r_q)
-            + L_idx*(_t52 + _t53*i_hw + _t54 + _t55*(d*(1 - i_hw) + i_hw*r_q))
+            L_csa*(_t54*m_csa + d_I)
+            + L_csa*(_t55 + 4*_t56 + _t57*r_q)
+            + L_idx*(_t54 + _t55*i_hw + _t56 + _t57*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t57*n_norm - _t58*(1 - i_n0),
-        'norm_gates': _t59*r_ng*(L + L_moe),
-        'residual_conv': _t60*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t61*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t64*b_ssm + _t64*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t63*i_m2 + d_in),
-        'mamba/x': L_ssm*_t65*_t67,
-        'mamba/dt': L_ssm*(R_dt*_t67 + _t67 + _t68),
-        'mamba/ssm': L_ssm*(_t66*(N_s*d_in + d_in) + 2*_t68),
-        'mamba/norm': L_ssm*(_t65*_t66*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t59*n_norm - _t60*(1 - i_n0),
+        'norm_gates': _t61*_t62*r_ng,
+        'residual_conv': _t63*k_rc,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t64*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'residual_scales': _t62*i_rse + d*i_rsc*(L_dense + _t61)*(b_rsc + 2*i_rbr + 1),
+        'mamba/in': L_ssm*(_t67*b_ssm + _t67*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in),
+        'mamba/x': L_ssm*_t68*_t70,
+        'mamba/dt': L_ssm*(R_dt*_t70 + _t70 + _t71),
+        'mamba/ssm': L_ssm*(_t69*(N_s*d_in + d_in) + 2*_t71),
+        'mamba/norm': L_ssm*(_t68*_t69*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t75*(_t69 + _t72*i_gf + _t73*_t74 + _t74),
-        'deltanet/lowrank': L_dn*i_cg*(_t59*r_g + _t72*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t69 + _t71),
-        'deltanet/gates': L_dn*(H_v*_t73 + H_v + _t70*i_cg),
+        'deltanet/in': _t78*(_t72 + _t75*i_gf + _t76*_t77 + _t77),
+        'deltanet/lowrank': L_dn*i_cg*(_t62*r_g + _t75*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t72 + _t74),
+        'deltanet/gates': L_dn*(H_v*_t76 + H_v + _t73*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t71*_t75,
-        'lightning/qkv': _t76*_t77,
-        'lightning/gate': _t78,
-        'lightning/out': _t78,
-        'lightning/norm': _t76,
-        'rwkv/key': _t80,
-        'rwkv/value': _t80,
-        'rwkv/receptance': _t80,
-        'rwkv/output': _t80,
-        'rwkv/gate': L_rw*_t81,
-        'rwkv/decay': 2*_t79,
+        'deltanet/out': _t74*_t78,
+        'lightning/qkv': _t79*_t80,
+        'lightning/gate': _t81,
+        'lightning/out': _t81,
+        'lightning/norm': _t79,
+        'rwkv/key': _t83,
+        'rwkv/value': _t83,
+        'rwkv/receptance': _t83,
+        'rwkv/output': _t83,
+        'rwkv/gate': L_rw*_t84,
+        'rwkv/decay': 2*_t82,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t83,
-        'griffin/x': _t83,
-        'griffin/conv': _t84*(k_gr + 1),
-        'griffin/gates': L_gr*(_t85*w_gr + _t85),
-        'griffin/decay': _t84,
-        'griffin/out': L_gr*(_t82 + d),
-        'mlstm/q': _t87,
-        'mlstm/k': _t87,
-        'mlstm/v': _t89,
-        'mlstm/ogate': _t89,
-        'mlstm/gates': L_ml*(_t90*d + _t90),
-        'mlstm/norm': _t88,
-        'mlstm/out': _t89,
-        'conv/in': L_sc*(3*_t81 + 3*_t91),
+        'griffin/y': _t86,
+        'griffin/x': _t86,
+        'griffin/conv': _t87*(k_gr + 1),
+        'griffin/gates': L_gr*(_t88*w_gr + _t88),
+        'griffin/decay': _t87,
+        'griffin/out': L_gr*(_t85 + d),
+        'mlstm/q': _t90,
+        'mlstm/k': _t90,
+        'mlstm/v': _t92,
+        'mlstm/ogate': _t92,
+        'mlstm/gates': L_ml*(_t93*d + _t93),
+        'mlstm/norm': _t91,
+        'mlstm/out': _t92,
+        'conv/in': L_sc*(3*_t84 + 3*_t94),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t81 + _t91),
+        'conv/out': L_sc*(_t84 + _t94),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t50*d,
+        'cross_attention/kv': L_xa*_t41*d,
         'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t95 + L_dw*(_t92*(2*_t93 + 2*_t94) - _t95),
-        'mlp/down': L_dense*_t96 + L_dw*_t94,
+        'mlp/up': L_dense*_t98 + L_dw*(_t95*(2*_t96 + 2*_t97) - _t98),
+        'mlp/down': L_dense*_t99 + L_dw*_t97,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t97 + L_dw*_t97,
+        'mlp/sub_norm': L_dense*_t100 + L_dw*_t100,
         'mlp/scale': L_dense*i_fos,
-        'moe/router': L_moe*(
-            _t100*d*(E_s*i_srt + _t98) + _t98*b_router + _t99*n_pk + i_rgs + i_rs*(E + d)
+        'moe/router': (
+            L_moe*(
+                _t101*(_t0 + 4)
+                + _t102*b_router
+                + _t103*n_pk
+                + d*(-_t104 - i_rt)*(E_s*i_srt + _t102)
+                + i_rgs
+                + i_rs*(E + d)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
+            - _t101
         ),
-        'moe/experts': E*L_moe*(_t100*(_t101*d_e + b_ff*(_t92*d_e + d)) + _t99*d_e),
-        'moe/shared': L_moe*(E_s*(_t101*d_s + b_ff*(_t92*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t103*d_e - _t104*(_t105*d_e + b_ff*(_t95*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t105*d_s + b_ff*(_t95*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t102*i_bn + _t58*i_mn),
-        'shared_block/attention': M_sb*(_t29 + _t39*d + _t50*_t59),
-        'shared_block/mlp': M_sb*(_t95 + _t96 + n_act),
-        'shared_block/norms': M_sb*_t102,
-        'shared_block/projection': L_sb*_t81,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t50 + 6*d) + r_sb*(_t92*d_ff + d)),
+        'moe/norm': L_moe*(_t106*i_bn + _t60*i_mn),
+        'shared_block/attention': M_sb*(_t29 + _t39*d + _t41*_t62),
+        'shared_block/mlp': M_sb*(_t98 + _t99 + n_act),
+        'shared_block/norms': M_sb*_t106,
+        'shared_block/projection': L_sb*_t84,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t41 + 6*d) + r_sb*(_t95*d_ff + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t103,
-        'per_layer_embeddings/layers': 2*_t103,
-        'per_layer_embeddings/norms': _t0*i_le*(_t56 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t104,
-        'altup/projections': _t81*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t104,
-        'laurel/layers': _t60*r_lr,
-        'laurel/norms': _t57*i_lr,
+        'per_layer_embeddings/projection': _t107,
+        'per_layer_embeddings/layers': 2*_t107,
+        'per_layer_embeddings/norms': _t0*i_le*(_t58 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t108,
+        'altup/projections': _t84*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t108,
+        'laurel/layers': _t63*r_lr,
+        'laurel/norms': _t59*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t58*i_norm_emb,
+        'embedding/norm': _t60*i_norm_emb,
         'embedding/segment': V_seg*d,
         'position_bias': h*n_pb,
-        'embedding_projection': _t59*d_emb*i_proj,
-        'hyper_connections/head': _t61*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t77,
-        'final_norm': _t58*i_norm_final,
-        'residual_scales': d*n_rs*w_rs,
+        'embedding_projection': _t62*d_emb*i_proj,
+        'hyper_connections/head': _t64*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t80,
+        'final_norm': _t60*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t58 + _t81 + b_ph*d),
+        'prediction_head': i_ph*(_t60 + _t84 + b_ph*d),
     }
 
 
@@ -811,6 +851,7 @@ def params_summary(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -843,6 +884,7 @@ def params_summary(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dm = s['i_dm']
@@ -879,9 +921,13 @@ def params_summary(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -890,6 +936,8 @@ def params_summary(s):
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -903,7 +951,6 @@ def params_summary(s):
     n_norm = s['n_norm']
     n_pb = s['n_pb']
     n_pk = s['n_pk']
-    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -913,10 +960,10 @@ def params_summary(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
-    w_rs = s['w_rs']
     _t0 = d*i_moa
     _t1 = _t0*(E_a*h_kv2 - h2)
     _t2 = b_o*d
@@ -945,261 +992,275 @@ def params_summary(s):
     _t25 = _t16*d_qk + _t24
     _t26 = 2*d
     _t27 = _t26*i_pk
-    _t28 = 1 - i_pk
+    _t28 = i_pk - 1
     _t29 = d*(i_glu + 2)
     _t30 = i_glu + 1
-    _t31 = _t27*d_e + _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
+    _t31 = _t27*d_e - _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
     _t32 = E*_t31
     _t33 = n_hc**2
-    _t34 = d_qk2*i_qk_head
-    _t35 = d_qk2*i_qk_proj
-    _t36 = _t7*(_t34 + _t35*h_kv2)
-    _t37 = _t7*i_qw
-    _t38 = 1 - i_gh
-    _t39 = _t38*d_v2
-    _t40 = h2*i_gate
-    _t41 = _t13*b_qkv*(1 - b_gh)
-    _t42 = 2*i_lg
-    _t43 = d*(1 - i_lg)
-    _t44 = _t7*i_mla
-    _t45 = d_rope2 + r_kv2
-    _t46 = d_qk2 + d_v2
-    _t47 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t48 = (
-        _t44*(d_rope2*i_krn + r_kv2)
-        + _t47*d
-        + b_qkv*(_t45*i_mla + _t47)
-        + i_mla*(_t45*d + h2*r_kv2*(_t46 - d_rope2))
+    _t34 = 1 - i_gh
+    _t35 = _t34*d_v2
+    _t36 = h2*i_gate
+    _t37 = _t13*b_qkv*(1 - b_gh)
+    _t38 = 2*i_lg
+    _t39 = d*(1 - i_lg)
+    _t40 = d_qk2*i_qk_head
+    _t41 = d_qk2*i_qk_proj
+    _t42 = _t7*(_t40 + _t41*h_kv2)
+    _t43 = _t7*i_qw
+    _t44 = d_qk2 + d_v2
+    _t45 = d_qk2*i_cca*(h2 + h_kv2)
+    _t46 = _t7*i_mla
+    _t47 = d_rope2 + r_kv2
+    _t48 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t49 = (
+        _t46*(d_rope2*i_krn + r_kv2)
+        + _t48*d
+        + b_qkv*(_t47*i_mla + _t48)
+        + i_mla*(_t47*d + h2*r_kv2*(_t44 - d_rope2))
     )
-    _t49 = 2*d_I
-    _t50 = 2*d_qk
-    _t51 = d*h_I
-    _t52 = d*d_I
-    _t53 = d_I*h_I
-    _t54 = d*d_ff
-    _t55 = _t54 + b_ff*d
-    _t56 = L_dn*d_lv
-    _t57 = H_v*d_lk
-    _t58 = 1 - i_cg
-    _t59 = b_ff*d_ff
-    _t60 = _t30*(_t54 + _t59)
-    _t61 = L_gr*d_gr
-    _t62 = d*d_gr
-    _t63 = 2*d_gr
-    _t64 = _t49 + _t51*i_hw + _t52 + _t53*(d*(1 - i_hw) + i_hw*r_q)
-    _t65 = 2*H_ml
-    _t66 = _t65*d
-    _t67 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
-    _t68 = _t7*d
-    _t69 = 3*_t68
-    _t70 = _t68*i_mn + _t69*i_bn
-    _t71 = E + E_0
-    _t72 = _t27*n_pk + _t28*d*(E_s*i_srt + _t71) + _t71*b_router + i_rgs + i_rs*(E + d)
-    _t73 = d**2
-    _t74 = d_qk + d_v
-    _t75 = _t74*h_kv
-    _t76 = b_sc*d
-    _t77 = 2*N_s
-    _t78 = G_s*_t77
-    _t79 = 2*d_in + i_m2*(H_s + _t78)
-    _t80 = H_s*i_m2
-    _t81 = 1 - i_m2
-    _t82 = R_dt + _t77
-    _t83 = _t81*d_in
-    _t84 = _t55 + _t60 + n_act
-    _t85 = d_qk*i_qk_head
-    _t86 = _t7*(_t85 + d_qk*h_kv*i_qk_proj)
-    _t87 = _t37*(_t22*i_qk_proj + _t85) + _t86
-    _t88 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t89 = _t38*d_v
-    _t90 = h*i_gate
-    _t91 = _t41*_t89*_t90 + _t90*(_t89 + i_gh)*(_t42*r_q + _t43) + b_gh*h
-    _t92 = d_rope + r_kv
-    _t93 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t94 = (
-        _t44*(d_rope*i_krn + r_kv)
-        + _t93*d
-        + b_qkv*(_t92*i_mla + _t93)
-        + i_mla*(_t92*d + h*r_kv*(_t74 - d_rope))
+    _t50 = 2*d_I
+    _t51 = 2*d_qk
+    _t52 = d*h_I
+    _t53 = d*d_I
+    _t54 = d_I*h_I
+    _t55 = d*d_ff
+    _t56 = _t55 + b_ff*d
+    _t57 = L_dn*d_lv
+    _t58 = H_v*d_lk
+    _t59 = 1 - i_cg
+    _t60 = b_ff*d_ff
+    _t61 = _t30*(_t55 + _t60)
+    _t62 = L_gr*d_gr
+    _t63 = d*d_gr
+    _t64 = 2*d_gr
+    _t65 = _t50 + _t52*i_hw + _t53 + _t54*(d*(1 - i_hw) + i_hw*r_q)
+    _t66 = 2*H_ml
+    _t67 = _t66*d
+    _t68 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
+    _t69 = _t7*d
+    _t70 = 3*_t69
+    _t71 = _t69*i_mn + _t70*i_bn
+    _t72 = E + E_0
+    _t73 = i_rt*r_rt
+    _t74 = (
+        _t27*n_pk
+        + _t72*b_router
+        + _t73*(_t7 + 4)
+        + d*(-_t28 - i_rt)*(E_s*i_srt + _t72)
+        + i_rgs
+        + i_rs*(E + d)
+        + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t95 = L_kvs - L_kvs2
-    _t96 = L_rw*d_rw
-    _t97 = 3*d
-    _t98 = 5*d
-    _t99 = H_la*L_la*d_la
-    _t100 = H_ml*L_ml*d_mv
-    _t101 = L*d
-    _t102 = L_att2*h2
-    _t103 = 2*H_k*d_lk
-    _t104 = H_v*d_lv
-    _t105 = _t104 + _t57
-    _t106 = H_v + _t104
-    _t107 = b_moe*d
-    _t108 = h*i_sink
-    _t109 = i_rel*(2*_t22 + _t23)
-    _t110 = 2*_t101
-    _t111 = 4*i_diff
-    _t112 = 4*d
-    _t113 = _t111*d_qk
-    _t114 = E_a*_t0
-    _t115 = L*_t68
-    _t116 = _t68*n_norm
-    _t117 = d*d_rl
-    _t118 = _t7*i_sub
-    _t119 = _t118*d_ff
-    _t120 = _t117*h
-    _t121 = _t75*k_rc
-    _t122 = _t118*_t17
-    _t123 = (
+    _t75 = d**2
+    _t76 = d_qk + d_v
+    _t77 = _t76*h_kv
+    _t78 = b_sc*d
+    _t79 = 2*N_s
+    _t80 = G_s*_t79
+    _t81 = 2*d_in + i_m2*(H_s + _t80)
+    _t82 = H_s*i_m2
+    _t83 = 1 - i_m2
+    _t84 = R_dt + _t79
+    _t85 = _t83*d_in
+    _t86 = _t56 + _t61 + n_act
+    _t87 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t88 = _t34*d_v
+    _t89 = h*i_gate
+    _t90 = _t37*_t88*_t89 + _t89*(_t88 + i_gh)*(_t38*r_q + _t39) + b_gh*h
+    _t91 = d_qk*i_qk_head
+    _t92 = _t7*(_t91 + d_qk*h_kv*i_qk_proj)
+    _t93 = _t43*(_t22*i_qk_proj + _t91) + _t92 + h_kv*i_cca
+    _t94 = i_cca*(h + h_kv)
+    _t95 = _t51*_t94 + _t77*k_rc + _t94*d_qk*(d_qk*k_cb + k_ca)
+    _t96 = d_rope + r_kv
+    _t97 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t98 = (
+        _t46*(d_rope*i_krn + r_kv)
+        + _t97*d
+        + b_qkv*(_t96*i_mla + _t97)
+        + i_mla*(_t96*d + h*r_kv*(_t76 - d_rope))
+    )
+    _t99 = L_kvs - L_kvs2
+    _t100 = L_rw*d_rw
+    _t101 = 3*d
+    _t102 = 5*d
+    _t103 = H_la*L_la*d_la
+    _t104 = H_ml*L_ml*d_mv
+    _t105 = L*d
+    _t106 = L_att2*h2
+    _t107 = 2*H_k*d_lk
+    _t108 = H_v*d_lv
+    _t109 = _t108 + _t58
+    _t110 = H_v + _t108
+    _t111 = b_moe*d
+    _t112 = h*i_sink
+    _t113 = i_rel*(2*_t22 + _t23)
+    _t114 = 2*_t105
+    _t115 = L + L_moe
+    _t116 = 4*i_diff
+    _t117 = 4*d
+    _t118 = _t116*d_qk
+    _t119 = E_a*_t0
+    _t120 = L*_t69
+    _t121 = _t69*n_norm
+    _t122 = d*d_rl
+    _t123 = _t7*i_sub
+    _t124 = _t123*d_ff
+    _t125 = _t122*h
+    _t126 = _t123*_t17
+    _t127 = (
         C_cen*d
-        + D_tg*_t97
-        + H_v*_t56*d
-        + L*_t116
+        + D_tg*_t101
+        + H_v*_t57*d
+        + L*_t121
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t111*d_qk2
-        + L_att2*_t114
-        + L_att2*_t118*_t4
-        + L_att2*_t46*h_kv2*k_rc
-        + L_att2*_t48
+        + L_att2*_t116*d_qk2
+        + L_att2*_t119
+        + L_att2*_t123*_t4
+        + L_att2*_t49
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t36 + _t37*(_t34 + _t35*h2))
+        + L_att2*(_t42 + _t43*(_t40 + _t41*h2) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t39*_t40*_t41 + _t40*(_t39 + i_gh)*(_t42*r_q2 + _t43) + b_gh*h2)
-        + L_csa*_t112*d_qk
-        + L_csa*(_t49*m_csa + d_I)
-        + L_csa*(_t50*m_csa + d_qk)
-        + L_csa*(_t51 + 4*_t52 + _t53*r_q)
-        + L_dense*_t119
-        + L_dense*_t55
-        + L_dense*_t60
+        + L_att2*(_t35*_t36*_t37 + _t36*(_t35 + i_gh)*(_t38*r_q2 + _t39) + b_gh*h2)
+        + L_att2*(_t44*h_kv2*k_rc + _t45*(d_qk2*k_cb + k_ca) + 2*_t45)
+        + L_csa*_t117*d_qk
+        + L_csa*(_t50*m_csa + d_I)
+        + L_csa*(_t51*m_csa + d_qk)
+        + L_csa*(_t52 + 4*_t53 + _t54*r_q)
+        + L_dense*_t124
+        + L_dense*_t56
+        + L_dense*_t61
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t103 + _t105*i_gf + _t106*_t58 + _t106)
-        + L_dn*i_cg*(_t105*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t103 + _t104)
-        + L_dn*(H_v*_t58 + H_v + _t57*i_cg)
-        + L_dw*_t119
-        + L_dw*_t54
-        + L_dw*(_t30*(2*_t54 + 2*_t59) - _t60)
-        + L_gr*(_t62 + d)
-        + 2*L_gr*(_t62 + d_gr)
-        + L_gr*(_t63*w_gr + _t63)
-        + L_hca*_t50*d
+        + L_dn*d*(_t107 + _t109*i_gf + _t110*_t59 + _t110)
+        + L_dn*i_cg*(_t109*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t107 + _t108)
+        + L_dn*(H_v*_t59 + H_v + _t58*i_cg)
+        + L_dw*_t124
+        + L_dw*_t55
+        + L_dw*(_t30*(2*_t55 + 2*_t60) - _t61)
+        + L_gr*(_t63 + d)
+        + 2*L_gr*(_t63 + d_gr)
+        + L_gr*(_t64*w_gr + _t64)
+        + L_hca*_t51*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t64
-        - L_kvs2*_t36
-        - L_kvs2*_t48
-        + L_ml*_t66*d_mk
-        + L_ml*(_t65 + _t66)
-        + L_moe*_t107
-        + L_moe*_t67
-        + L_moe*_t70
-        + L_moe*_t72
-        + L_rw*_t73
-        + L_rw*_t98
-        + L_sb*_t73
-        + L_sb*(i_sba*r_sb*(_t22 + _t75 + 6*d) + r_sb*(_t30*d_ff + d))
+        + L_idx*_t65
+        - L_kvs2*_t42
+        - L_kvs2*_t49
+        + L_ml*_t67*d_mk
+        + L_ml*(_t66 + _t67)
+        + L_moe*_t111
+        + L_moe*_t68
+        + L_moe*_t71
+        + L_moe*_t74
+        + L_rw*_t102
+        + L_rw*_t75
+        + L_sb*_t75
+        + L_sb*(i_sba*r_sb*(_t22 + _t77 + 6*d) + r_sb*(_t30*d_ff + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t73 + _t76)
-        + L_sc*(3*_t73 + 3*_t76)
-        + L_ssm*_t82*_t83
-        + L_ssm*(2*_t80 + _t81*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t78*i_m2 + d_in)
-        + L_ssm*(_t79*b_ssm + _t79*d)
+        + L_sc*(_t75 + _t78)
+        + L_sc*(3*_t75 + 3*_t78)
+        + L_ssm*_t84*_t85
+        + L_ssm*(2*_t82 + _t83*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t80*i_m2 + d_in)
+        + L_ssm*(_t81*b_ssm + _t81*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t81*_t82*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t83 + _t80 + _t83)
+        + L_ssm*(_t83*_t84*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t85 + _t82 + _t85)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t75*d
+        + L_xa*_t77*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t69
-        + M_sb*_t84
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t75)
-        + _t100*_t97
-        + _t100
-        + _t101*i_au
-        + 3*_t101*p_le
-        + _t102*_t117
-        + _t102*i_sink2
-        + _t108*_t15
-        + _t109*_t15
-        + _t110*k_rc
-        + _t110*r_lr
-        + _t112*_t96
+        + M_sb*_t70
+        + M_sb*_t86
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t77)
+        + _t100*_t117
+        + 2*_t100
+        + _t101*_t104
+        + _t102*_t103
+        + _t103
+        + _t104
+        + _t105*i_au
+        + 3*_t105*p_le
+        + _t106*_t122
+        + _t106*i_sink2
+        + _t112*_t15
         + _t113*_t15
-        + _t114*_t15
-        + _t115*i_au
-        + _t115*i_lr
-        + _t120*_t15
-        + _t121*_t15
-        + _t122*_t15
+        + _t114*k_rc
+        + _t114*r_lr
+        + _t115*_t26*r_ng
+        + _t118*_t15
+        + _t119*_t15
+        + _t120*i_au
+        + _t120*i_lr
+        + _t125*_t15
+        + _t126*_t15
         + _t15*_t87
-        + _t15*_t88
-        + _t15*_t91
-        + _t15*_t94
+        + _t15*_t90
+        + _t15*_t93
+        + _t15*_t95
+        + _t15*_t98
         + _t26*d_emb*i_proj
-        + _t26*r_ng*(L + L_moe)
+        + _t26*i_rse
         + _t33*d
-        + _t56
-        + _t61*(k_gr + 1)
-        + _t61
-        + _t68*i_norm_emb
-        + _t68*i_norm_final
-        - _t68*(1 - i_n0)
-        + _t7*i_le*(_t101 + p_le)
-        + _t73*(-2*i_au + 2*n_au)
-        - _t86*_t95
-        - _t94*_t95
-        + 2*_t96
-        + _t98*_t99
-        + _t99
+        + _t57
+        + _t62*(k_gr + 1)
+        + _t62
+        + _t69*i_norm_emb
+        + _t69*i_norm_final
+        - _t69*(1 - i_n0)
+        + _t7*i_le*(_t105 + p_le)
+        - _t73
+        + _t75*(-2*i_au + 2*n_au)
+        - _t92*_t99
+        - _t98*_t99
         + b_oL*d
-        + d*n_rs*w_rs
+        + d*i_rsc*(L_dense + _t115)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
-        + i_ph*(_t68 + _t73 + b_ph*d)
+        + i_ph*(_t69 + _t75 + b_ph*d)
         + n_hc
     )
-    _t124 = (
+    _t128 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t32
-        + _t123
+        + _t127
         + _t15*_t20
         + _t15*_t25
     )
-    _t125 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t126 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t125
+    _t129 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t130 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t129
     return {
-        'total': _t124 + _t126,
-        'embedding': _t125,
-        'non_embedding': _t124,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t123 + _t126 + _t15*_t19 + _t15*_t24,
+        'total': _t128 + _t130,
+        'embedding': _t129,
+        'non_embedding': _t128,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t127 + _t130 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t69
-            + 2*M*_t73
+            M*_t70
+            + 2*M*_t75
             + M*(
-                _t108
-                + _t109
+                _t112
                 + _t113
-                + _t114
-                + _t116
-                + _t120
+                + _t118
+                + _t119
                 + _t121
-                + _t122
+                + _t125
+                + _t126
                 + _t20
                 + _t25
-                + _t64*i_dsa
+                + _t65*i_dsa
                 + _t87
-                + _t88
-                + _t91
-                + _t94
-                + i_moe*(_t107 + _t32 + _t67 + _t70 + _t72)
-                + (1 - i_moe)*(_t119 + _t84 + i_fos)
+                + _t90
+                + _t93
+                + _t95
+                + _t98
+                + i_moe*(_t111 + _t32 + _t68 + _t71 + _t74)
+                + (1 - i_moe)*(_t124 + _t86 + i_fos)
             )
         ),
     }
@@ -1275,6 +1336,7 @@ def flops_forward_components(s):
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_dm = s['i_dm']
@@ -1296,10 +1358,13 @@ def flops_forward_components(s):
     i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -1317,6 +1382,7 @@ def flops_forward_components(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -1386,14 +1452,15 @@ def flops_forward_components(s):
     _t60 = i_glu + 2
     _t61 = _t33*_t60*d_ff
     _t62 = _t33*i_pk
-    _t63 = d*(1 - i_pk)
+    _t63 = i_pk - 1
     _t64 = 2*L_moe
-    _t65 = n_hc**2
-    _t66 = _t65*i_hcm
-    _t67 = 2*L
-    _t68 = 2*L_sb
-    _t69 = n_au**2
-    _t70 = 2*d_emb
+    _t65 = _t60*d
+    _t66 = n_hc**2
+    _t67 = _t66*i_hcm
+    _t68 = 2*L
+    _t69 = 2*L_sb
+    _t70 = n_au**2
+    _t71 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1417,7 +1484,9 @@ def flops_forward_components(s):
                 + h2*(E_rl*(-_t24 - _t5) + L_loc2*w)
             )
         ),
-        'attention/conv': _t25*_t7*k_rc + _t3*_t8*h_kv2*k_rc,
+        'attention/conv': (
+            2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca) + _t25*_t7*k_rc + _t3*_t8*h_kv2*k_rc
+        ),
         'attention/indexer': (
             2*L_csa*(_t26 + 4*_t27 + _t28*r_q)
             + 2*L_idx*(_t26*i_hw + _t27 + _t28*(d*(1 - i_hw) + i_hw*r_q))
@@ -1464,27 +1533,31 @@ def flops_forward_components(s):
         'cross_attention/q': _t58*_t59,
         'cross_attention/o': _t16*_t33*_t59,
         'mlp': L_dense*_t61 + L_dw*_t61 - L_xa*_t61*(1 - i_img),
-        'moe/router': _t64*(_t62*n_pk + _t63*(E + E_0 + E_s*i_srt)),
-        'moe/experts': _t64*k*(_t60*_t63*d_e + _t62*d_e),
-        'moe/shared': _t64*(E_s*_t60*d*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t67*(_t33*_t66 + d*n_hc*(2*_t66 + 4*n_hc)),
-        'hyper_connections/head': _t33*_t65,
-        'shared_block/attention': _t68*(_t17 + _t25*_t33 + _t58),
+        'moe/router': _t64*(
+            _t62*n_pk
+            + d*(-_t63 - i_rt)*(E + E_0 + E_s*i_srt)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+        ),
+        'moe/experts': _t64*k*(_t62*d_e - _t63*_t65*d_e),
+        'moe/shared': _t64*(E_s*_t65*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t68*(_t33*_t67 + d*n_hc*(2*_t67 + 4*n_hc)),
+        'hyper_connections/head': _t33*_t66,
+        'shared_block/attention': _t69*(_t17 + _t25*_t33 + _t58),
         'shared_block/mlp': L_sb*_t61,
         'shared_block/projection': L_sb*_t49,
-        'shared_block/adapters': _t68*(
+        'shared_block/adapters': _t69*(
             i_sba*r_sb*(_t25 + _t4 + _t42) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t67*d*p_le,
+        'per_layer_embeddings/projection': _t68*d*p_le,
         'per_layer_embeddings/layers': _t57*p_le,
-        'altup/layers': _t67*(_t69*d + _t69 + 2*d*n_au + n_au**3),
+        'altup/layers': _t68*(_t70*d + _t70 + 2*d*n_au + n_au**3),
         'altup/projections': _t49*(-2*i_au + 2*n_au),
         'laurel/layers': _t57*r_lr,
-        'norm_gates': _t33*r_ng*(_t64 + _t67),
+        'norm_gates': _t33*r_ng*(_t64 + _t68),
         'embedding_projection': _t56*d_emb*i_proj,
         'drafter/projections': D_tg*_t42,
         'centroid_head': C_cen*_t33,
-        'lm_head': V_cen*_t70 + V_o*_t70*(1 - i_cen),
+        'lm_head': V_cen*_t71 + V_o*_t71*(1 - i_cen),
         'prediction_head': _t49*i_ph,
     }
 
@@ -1567,6 +1640,7 @@ def flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -1590,10 +1664,13 @@ def flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -1613,6 +1690,7 @@ def flops(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -1657,51 +1735,53 @@ def flops(s):
     _t38 = 2*_t29
     _t39 = d_qk + d_v
     _t40 = _t39*h_kv
-    _t41 = d*h_I
-    _t42 = d*d_I
-    _t43 = d_I*h_I
-    _t44 = H_v*d_lk + _t18
-    _t45 = n_au**2
-    _t46 = _t23*d
-    _t47 = _t0*_t40
-    _t48 = 2*L_sb
-    _t49 = _t0*i_pk
-    _t50 = d*(1 - i_pk)
-    _t51 = _t14*i_hcm
-    _t52 = 1 - i_og
-    _t53 = d_v2*h2
-    _t54 = d*g_o*r_o
-    _t55 = d_qk2*h2
-    _t56 = d*(1 - i_qlora)
-    _t57 = i_lg + 1
-    _t58 = 1 - i_gh
-    _t59 = 2*i_lg
-    _t60 = d*(1 - i_lg)
-    _t61 = H_v + _t18
-    _t62 = d*(1 - i_mla)
-    _t63 = (
-        2*_t62*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t41 = _t26*d
+    _t42 = d*h_I
+    _t43 = d*d_I
+    _t44 = d_I*h_I
+    _t45 = H_v*d_lk + _t18
+    _t46 = n_au**2
+    _t47 = _t23*d
+    _t48 = _t0*_t40
+    _t49 = 2*L_sb
+    _t50 = _t0*i_pk
+    _t51 = i_pk - 1
+    _t52 = _t14*i_hcm
+    _t53 = 1 - i_og
+    _t54 = d_v2*h2
+    _t55 = d*g_o*r_o
+    _t56 = d_qk2*h2
+    _t57 = d*(1 - i_qlora)
+    _t58 = i_lg + 1
+    _t59 = 1 - i_gh
+    _t60 = 2*i_lg
+    _t61 = d*(1 - i_lg)
+    _t62 = H_v + _t18
+    _t63 = d*(1 - i_mla)
+    _t64 = (
+        2*_t63*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t25 - d_rope2))
     )
-    _t64 = (
-        2*_t62*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
+    _t65 = (
+        2*_t63*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
     )
-    _t65 = L_chk2 + L_loc2
-    _t66 = L_xa*T_img
+    _t66 = L_chk2 + L_loc2
+    _t67 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
             + L*_t1*p_le
-            + L_att2*_t63
+            + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
+            + L_att2*_t64
             + L_csa*_t9*d_qk
-            + 2*L_csa*(_t41 + 4*_t42 + _t43*r_q)
+            + 2*L_csa*(_t42 + 4*_t43 + _t44*r_q)
             + L_dense*_t27
             + 7*L_dn*_t18*d_lk
             + L_dw*_t27
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t41*i_hw + _t42 + _t43*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t63
+            + 2*L_idx*(_t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t64
             + L_rw*_t13
             + L_sb*_t13
             + L_sb*_t27
@@ -1728,45 +1808,49 @@ def flops(s):
             + 10*_t17*d*d_la
             + 5*_t17*d_la**2
             + _t18*_t19
-            + _t19*(_t36 + _t44*i_gf + _t61*(1 - i_cg) + _t61)
+            + _t19*(_t36 + _t45*i_gf + _t62*(1 - i_cg) + _t62)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
             + _t21*_t22
             + _t24*_t25*h_kv2*k_rc
             + _t24*d_v2*h_kv2**2*i_dm
-            + _t24*h2*i_gate*(_t58*d_v2 + i_gh)*(_t59*r_q2 + _t60)
-            + _t24*(_t55*_t56 + i_qlora*(_t55*_t57*r_q2 + d*r_q2))
-            + _t24*(_t52*_t53*d + i_og*(_t53*r_o + _t54))
-            + _t29*_t64
+            + _t24*h2*i_gate*(_t59*d_v2 + i_gh)*(_t60*r_q2 + _t61)
+            + _t24*(_t56*_t57 + i_qlora*(_t56*_t58*r_q2 + d*r_q2))
+            + _t24*(_t53*_t54*d + i_og*(_t54*r_o + _t55))
+            + _t29*_t65
             + _t3*_t9
             + 9*_t3
             + _t30*d_rl*h
             + _t31*(R_dt + _t32)
-            + _t34*(_t0*_t51 + d*n_hc*(2*_t51 + 4*n_hc))
-            + _t34*(_t45*d + _t45 + 2*d*n_au + n_au**3)
-            + _t35*k*(_t26*_t50*d_e + _t49*d_e)
-            + _t35*(_t49*n_pk + _t50*(E + E_0 + E_s*i_srt))
-            + _t35*(E_s*_t26*d*d_s + d*i_shared_gate)
-            + _t37*i_cg*(_t0*r_g + _t44*r_g)
+            + _t34*(_t0*_t52 + d*n_hc*(2*_t52 + 4*n_hc))
+            + _t34*(_t46*d + _t46 + 2*d*n_au + n_au**3)
+            + _t35*k*(-_t41*_t51*d_e + _t50*d_e)
+            + _t35*(E_s*_t41*d_s + d*i_shared_gate)
+            + _t35*(
+                _t50*n_pk
+                + d*(-_t51 - i_rt)*(E + E_0 + E_s*i_srt)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+            )
+            + _t37*i_cg*(_t0*r_g + _t45*r_g)
             + _t37*k_dn*(_t18 + _t36)
             + _t38*_t40*k_rc
             + _t38*d_v*h_kv**2*i_dm
-            + _t38*h*i_gate*(_t58*d_v + i_gh)*(_t59*r_q + _t60)
-            + _t38*(_t20*_t56 + i_qlora*(_t20*_t57*r_q + d*r_q))
-            + _t38*(_t46*_t52 + i_og*(_t23*r_o + _t54))
-            + _t48*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t48*(_t21 + _t46 + _t47)
+            + _t38*h*i_gate*(_t59*d_v + i_gh)*(_t60*r_q + _t61)
+            + _t38*(_t20*_t57 + i_qlora*(_t20*_t58*r_q + d*r_q))
+            + _t38*(_t47*_t53 + i_og*(_t23*r_o + _t55))
+            + _t49*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t49*(_t21 + _t47 + _t48)
             + _t5*d_emb*i_proj
             + 5*_t6*d_mk*(d_mv + 1)
-            - _t64*(L_kvs - L_kvs2)
+            - _t65*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
             + _t8*k_rc
             + _t8*r_lr
             + 2*d_rl*(
-                h*(E_rl*(-L_chk - L_loc + _t29 + _t65) + w*(L_loc - L_loc2))
-                + h2*(E_rl*(-_t28 - _t65) + L_loc2*w)
+                h*(E_rl*(-L_chk - L_loc + _t29 + _t66) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t28 - _t66) + L_loc2*w)
             )
         ),
         'attention_per_sequence': (
@@ -1872,8 +1956,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t47*_t66,
-        'cross_scores_per_sequence': 2*T*_t39*_t66*h,
+        'image_kv_per_sequence': _t48*_t67,
+        'cross_scores_per_sequence': 2*T*_t39*_t67*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -1956,6 +2040,7 @@ def rules_train_per_token(s):
     b_ph = s['b_ph']
     b_qkv = s['b_qkv']
     b_router = s['b_router']
+    b_rsc = s['b_rsc']
     b_sc = s['b_sc']
     b_ssm = s['b_ssm']
     d = s['d']
@@ -1988,6 +2073,7 @@ def rules_train_per_token(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_bn = s['i_bn']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dm = s['i_dm']
@@ -2022,9 +2108,13 @@ def rules_train_per_token(s):
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
     i_qw = s['i_qw']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
     i_rs = s['i_rs']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
@@ -2033,6 +2123,8 @@ def rules_train_per_token(s):
     i_sub = s['i_sub']
     i_tied = s['i_tied']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -2046,7 +2138,6 @@ def rules_train_per_token(s):
     n_norm = s['n_norm']
     n_pb = s['n_pb']
     n_pk = s['n_pk']
-    n_rs = s['n_rs']
     p_le = s['p_le']
     r_g = s['r_g']
     r_kv = s['r_kv']
@@ -2056,10 +2147,10 @@ def rules_train_per_token(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
-    w_rs = s['w_rs']
     _t0 = 6*d
     _t1 = 6*d_emb
     _t2 = 6*L
@@ -2075,250 +2166,265 @@ def rules_train_per_token(s):
         + 6*b_qkv*(_t5*i_mla + _t8)
         + 6*i_mla*(_t5*d + h2*r_kv2*(_t6 - d_rope2))
     )
-    _t10 = L_kvs - L_kvs2
-    _t11 = d_rope + r_kv
-    _t12 = d_qk + d_v
-    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t14 = (
-        6*_t13*d
+    _t10 = i_rt*r_rt
+    _t11 = L_kvs - L_kvs2
+    _t12 = d_rope + r_kv
+    _t13 = d_qk + d_v
+    _t14 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t15 = (
+        6*_t14*d
         + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t11*i_mla + _t13)
-        + 6*i_mla*(_t11*d + h*r_kv*(_t12 - d_rope))
+        + 6*b_qkv*(_t12*i_mla + _t14)
+        + 6*i_mla*(_t12*d + h*r_kv*(_t13 - d_rope))
     )
-    _t15 = n_hc**2
-    _t16 = d_qk2*i_qk_head
-    _t17 = d_qk2*i_qk_proj
-    _t18 = _t3*(_t16 + _t17*h_kv2)
-    _t19 = _t3*i_qw
-    _t20 = 6*L_att2
-    _t21 = 1 - i_gh
-    _t22 = _t21*d_v2
-    _t23 = h2*i_gate
-    _t24 = _t7*b_qkv*(1 - b_gh)
-    _t25 = 2*i_lg
-    _t26 = d*(1 - i_lg)
-    _t27 = b_o*d
-    _t28 = 1 - i_og
-    _t29 = d_v2*h2
-    _t30 = d*g_o*r_o
-    _t31 = i_qlora*r_q2
-    _t32 = 1 - i_qlora
-    _t33 = d_qk2*h2
-    _t34 = _t33*d
-    _t35 = i_lg + 1
-    _t36 = 2*d_I
-    _t37 = 6*L_csa
-    _t38 = d*h_I
-    _t39 = d*d_I
-    _t40 = d_I*h_I
-    _t41 = 6*L_dense
-    _t42 = d*d_ff
-    _t43 = _t42 + b_ff*d
-    _t44 = 6*L_dn
-    _t45 = H_v*d_lk
-    _t46 = 1 - i_cg
-    _t47 = i_glu + 1
-    _t48 = b_ff*d_ff
-    _t49 = _t47*(_t42 + _t48)
-    _t50 = 6*L_dw
-    _t51 = 6*L_gr
-    _t52 = _t51*d_gr
-    _t53 = d*d_gr
-    _t54 = 2*d_gr
-    _t55 = 2*H_ml
-    _t56 = 6*L_ml
-    _t57 = d*(i_glu + 2)
-    _t58 = 6*L_moe
-    _t59 = _t3*d
-    _t60 = E + E_0
-    _t61 = 2*d
-    _t62 = _t61*i_pk
-    _t63 = 1 - i_pk
-    _t64 = d**2
-    _t65 = 6*_t64
-    _t66 = d_qk*h
-    _t67 = _t12*h_kv
-    _t68 = b_sc*d
-    _t69 = 6*L_sc
-    _t70 = 6*L_ssm
-    _t71 = 2*N_s
-    _t72 = G_s*_t71
-    _t73 = 2*d_in + i_m2*(H_s + _t72)
-    _t74 = H_s*i_m2
-    _t75 = 1 - i_m2
-    _t76 = R_dt + _t71
-    _t77 = _t75*d_in
-    _t78 = d_v*h
-    _t79 = _t78*d
-    _t80 = 6*M_sb
-    _t81 = 6*h
-    _t82 = d_qk*i_qk_head
-    _t83 = _t3*(_t82 + d_qk*h_kv*i_qk_proj)
-    _t84 = L_att - L_att2
-    _t85 = 6*_t84
-    _t86 = _t21*d_v
-    _t87 = h*i_gate
-    _t88 = i_qlora*r_q
-    _t89 = _t66*d
-    _t90 = L_rw*d_rw
-    _t91 = 18*d
-    _t92 = 30*d
-    _t93 = _t0*_t3
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*d_mv
-    _t96 = L*i_au
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t45 + _t98
-    _t100 = H_v + _t98
-    _t101 = L_dn*_t0
-    _t102 = L*d
-    _t103 = 12*_t102
-    _t104 = 12*d
-    _t105 = 24*i_diff
-    _t106 = 24*d
-    _t107 = L_att2*_t0
-    _t108 = E_a*i_moa
-    _t109 = _t0*_t84
-    _t110 = L*_t93
-    _t111 = _t3*i_sub
-    _t112 = _t111*d_ff
-    _t113 = L_xa*_t0
-    _t114 = (
+    _t16 = n_hc**2
+    _t17 = 6*L_att2
+    _t18 = 1 - i_gh
+    _t19 = _t18*d_v2
+    _t20 = h2*i_gate
+    _t21 = _t7*b_qkv*(1 - b_gh)
+    _t22 = 2*i_lg
+    _t23 = d*(1 - i_lg)
+    _t24 = b_o*d
+    _t25 = 1 - i_og
+    _t26 = d_v2*h2
+    _t27 = d*g_o*r_o
+    _t28 = d_qk2*i_qk_head
+    _t29 = d_qk2*i_qk_proj
+    _t30 = _t3*(_t28 + _t29*h_kv2)
+    _t31 = _t3*i_qw
+    _t32 = d_qk2*i_cca*(h2 + h_kv2)
+    _t33 = i_qlora*r_q2
+    _t34 = 1 - i_qlora
+    _t35 = d_qk2*h2
+    _t36 = _t35*d
+    _t37 = i_lg + 1
+    _t38 = 2*d_I
+    _t39 = 6*L_csa
+    _t40 = 2*d_qk
+    _t41 = d*h_I
+    _t42 = d*d_I
+    _t43 = d_I*h_I
+    _t44 = 6*L_dense
+    _t45 = d*d_ff
+    _t46 = _t45 + b_ff*d
+    _t47 = 6*L_dn
+    _t48 = H_v*d_lk
+    _t49 = 1 - i_cg
+    _t50 = i_glu + 1
+    _t51 = b_ff*d_ff
+    _t52 = _t50*(_t45 + _t51)
+    _t53 = 6*L_dw
+    _t54 = 6*L_gr
+    _t55 = _t54*d_gr
+    _t56 = d*d_gr
+    _t57 = 2*d_gr
+    _t58 = 2*H_ml
+    _t59 = 6*L_ml
+    _t60 = d*(i_glu + 2)
+    _t61 = 6*L_moe
+    _t62 = _t3*d
+    _t63 = E + E_0
+    _t64 = 2*d
+    _t65 = _t64*i_pk
+    _t66 = i_pk - 1
+    _t67 = d**2
+    _t68 = 6*_t67
+    _t69 = d_qk*h
+    _t70 = _t13*h_kv
+    _t71 = b_sc*d
+    _t72 = 6*L_sc
+    _t73 = 6*L_ssm
+    _t74 = 2*N_s
+    _t75 = G_s*_t74
+    _t76 = 2*d_in + i_m2*(H_s + _t75)
+    _t77 = H_s*i_m2
+    _t78 = 1 - i_m2
+    _t79 = R_dt + _t74
+    _t80 = _t78*d_in
+    _t81 = d_v*h
+    _t82 = _t81*d
+    _t83 = 6*M_sb
+    _t84 = 6*h
+    _t85 = L_att - L_att2
+    _t86 = 6*_t85
+    _t87 = _t18*d_v
+    _t88 = h*i_gate
+    _t89 = d_qk*i_qk_head
+    _t90 = _t3*(_t89 + d_qk*h_kv*i_qk_proj)
+    _t91 = i_cca*(h + h_kv)
+    _t92 = i_qlora*r_q
+    _t93 = _t69*d
+    _t94 = L_rw*d_rw
+    _t95 = 12*d
+    _t96 = 18*d
+    _t97 = 30*d
+    _t98 = _t0*_t3
+    _t99 = H_la*L_la*d_la
+    _t100 = H_ml*d_mv
+    _t101 = L*i_au
+    _t102 = 2*H_k*d_lk
+    _t103 = H_v*d_lv
+    _t104 = _t103 + _t48
+    _t105 = H_v + _t103
+    _t106 = L_dn*_t0
+    _t107 = L*d
+    _t108 = 12*_t107
+    _t109 = L + L_moe
+    _t110 = 24*i_diff
+    _t111 = 24*d
+    _t112 = L_att2*_t0
+    _t113 = E_a*i_moa
+    _t114 = _t0*_t85
+    _t115 = L*_t98
+    _t116 = _t3*i_sub
+    _t117 = _t116*d_ff
+    _t118 = L_xa*_t0
+    _t119 = (
         C_cen*_t0
-        + D_tg*_t91
-        + H_ml*L_ml*_t104*d_mk
-        + L_att2*_t105*d_qk2
+        + D_tg*_t96
+        + H_ml*L_ml*_t95*d_mk
+        + L_att2*_t110*d_qk2
         + L_att2*_t9
-        + L_csa*_t106*d_qk
-        + 12*L_gr*(_t53 + d_gr)
-        + L_hca*_t104*d_qk
+        + L_csa*_t111*d_qk
+        + 12*L_gr*(_t56 + d_gr)
+        + L_hca*_t95*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t36 + _t38*i_hw + _t39 + _t40*(d*(1 - i_hw) + i_hw*r_q))
-        - 6*L_kvs2*_t18
+        + 6*L_idx*(_t38 + _t41*i_hw + _t42 + _t43*(d*(1 - i_hw) + i_hw*r_q))
+        - 6*L_kvs2*_t30
         - L_kvs2*_t9
-        + L_ml*_t91*_t95
+        + L_ml*_t100*_t96
         + L_moe*_t0*b_moe
-        + L_rw*_t65
-        + L_rw*_t92
-        + L_sb*_t65
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t66 + _t67) + r_sb*(_t47*d_ff + d))
+        + L_rw*_t68
+        + L_rw*_t97
+        + L_sb*_t68
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t69 + _t70) + r_sb*(_t50*d_ff + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t59
-        + _t0*_t15
-        + _t0*_t96
+        + 18*M_sb*_t62
+        + _t0*_t101
+        + _t0*_t16
         + _t0*b_oL
-        + _t0*n_rs*w_rs
-        - _t10*_t14
-        - 6*_t10*_t83
+        + _t0*i_rsc*(L_dense + _t109)*(b_rsc + 2*i_rbr + 1)
+        - 6*_t10
+        + _t100*_t59
         + _t101*_t98
-        + _t101*(_t100*_t46 + _t100 + _t97 + _t99*i_gf)
-        + 18*_t102*p_le
-        + _t103*k_rc
-        + _t103*r_lr
-        + _t104*d_emb*i_proj
-        + _t104*r_ng*(L + L_moe)
-        + _t105*_t84*d_qk
-        + _t106*_t90
-        + _t107*_t108
-        + _t107*d_rl*h2
-        + _t108*_t109
-        + _t109*d_rl*h
-        + _t110*i_lr
-        + _t110*n_norm
-        + _t111*_t20*_t29
-        + _t111*_t78*_t85
-        + _t112*_t41
-        + _t112*_t50
-        + _t113*_t66
-        + _t113*_t67
-        + _t113*_t78
-        + _t14*_t84
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t103*_t106
+        + _t106*(_t102 + _t104*i_gf + _t105*_t49 + _t105)
+        + 18*_t107*p_le
+        + _t108*k_rc
+        + _t108*r_lr
+        + _t109*_t95*r_ng
+        - _t11*_t15
+        - 6*_t11*_t90
+        + _t110*_t85*d_qk
+        + _t111*_t94
+        + _t112*_t113
+        + _t112*d_rl*h2
+        + _t113*_t114
+        + _t114*d_rl*h
+        + _t115*i_lr
+        + _t115*n_norm
+        + _t116*_t17*_t26
+        + _t116*_t81*_t86
+        + _t117*_t44
+        + _t117*_t53
+        + _t118*_t69
+        + _t118*_t70
+        + _t118*_t81
+        + _t15*_t85
+        + _t17*h2*i_sink2
+        + _t17*i_rel*(2*_t35 + _t36)
+        + _t17*(_t24 + _t25*_t26*d + i_og*(_t26*r_o + _t27))
+        + _t17*(_t30 + _t31*(_t28 + _t29*h2) + h_kv2*i_cca)
+        + _t17*(_t32*(d_qk2*k_cb + k_ca) + 2*_t32 + _t6*h_kv2*k_rc)
+        + _t17*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t17*(_t19*_t20*_t21 + _t20*(_t19 + i_gh)*(_t22*r_q2 + _t23) + b_gh*h2)
+        + _t17*(
+            _t3*_t33
+            + _t34*_t36
+            + b_qkv*(_t33*i_mla + _t35*_t7)
+            + i_qlora*(_t35*_t37*r_q2 + d*r_q2)
+        )
+        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t2*(d*n_au + n_au**3 + n_au**2)
-        + _t20*_t6*h_kv2*k_rc
-        + _t20*h2*i_sink2
-        + _t20*i_rel*(2*_t33 + _t34)
-        + _t20*(_t18 + _t19*(_t16 + _t17*h2))
-        + _t20*(_t27 + _t28*_t29*d + i_og*(_t29*r_o + _t30))
-        + _t20*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t20*(_t22*_t23*_t24 + _t23*(_t22 + i_gh)*(_t25*r_q2 + _t26) + b_gh*h2)
-        + _t20*(
-            _t3*_t31
-            + _t32*_t34
-            + b_qkv*(_t31*i_mla + _t33*_t7)
-            + i_qlora*(_t33*_t35*r_q2 + d*r_q2)
+        + 6*_t3*i_le*(_t107 + p_le)
+        + _t39*(_t38*m_csa + d_I)
+        + _t39*(_t40*m_csa + d_qk)
+        + _t39*(_t41 + 4*_t42 + _t43*r_q)
+        + _t44*_t46
+        + _t44*_t52
+        + _t44*i_fos
+        + _t44*n_act
+        + _t45*_t53
+        + _t47*d_lv
+        + _t47*i_cg*(_t104*r_g + _t64*r_g)
+        + _t47*k_dn*(_t102 + _t103)
+        + _t47*(H_v*_t49 + H_v + _t48*i_cg)
+        + _t53*(_t50*(2*_t45 + 2*_t51) - _t52)
+        + _t54*(_t56 + d)
+        + _t54*(_t57*w_gr + _t57)
+        + _t55*(k_gr + 1)
+        + _t55
+        + _t59*(_t58*d + _t58)
+        + _t61*k*(_t65*d_e - _t66*(_t60*d_e + b_ff*(_t50*d_e + d)))
+        + _t61*(E_s*(_t60*d_s + b_ff*(_t50*d_s + d)) + d*i_shared_gate)
+        + _t61*(3*_t62*i_bn + _t62*i_mn)
+        + _t61*(
+            _t10*(_t3 + 4)
+            + _t63*b_router
+            + _t65*n_pk
+            + d*(-_t66 - i_rt)*(E_s*i_srt + _t63)
+            + i_rgs
+            + i_rs*(E + d)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + 6*_t3*i_le*(_t102 + p_le)
-        + _t37*(_t36*m_csa + d_I)
-        + _t37*(2*d_qk*m_csa + d_qk)
-        + _t37*(_t38 + 4*_t39 + _t40*r_q)
-        + _t41*_t43
-        + _t41*_t49
-        + _t41*i_fos
-        + _t41*n_act
-        + _t42*_t50
-        + _t44*d_lv
-        + _t44*i_cg*(_t61*r_g + _t99*r_g)
-        + _t44*k_dn*(_t97 + _t98)
-        + _t44*(H_v*_t46 + H_v + _t45*i_cg)
-        + _t50*(_t47*(2*_t42 + 2*_t48) - _t49)
-        + _t51*(_t53 + d)
-        + _t51*(_t54*w_gr + _t54)
-        + _t52*(k_gr + 1)
-        + _t52
-        + _t56*_t95
-        + _t56*(_t55*d + _t55)
-        + _t58*k*(_t62*d_e + _t63*(_t57*d_e + b_ff*(_t47*d_e + d)))
-        + _t58*(E_s*(_t57*d_s + b_ff*(_t47*d_s + d)) + d*i_shared_gate)
-        + _t58*(3*_t59*i_bn + _t59*i_mn)
-        + _t58*(_t60*b_router + _t62*n_pk + _t63*d*(E_s*i_srt + _t60) + i_rgs + i_rs*(E + d))
-        + _t65*(-2*i_au + 2*n_au)
-        + _t67*_t85*k_rc
-        + _t69*(_t64 + _t68)
-        + _t69*(3*_t64 + 3*_t68)
-        + _t70*_t76*_t77
-        + _t70*(2*_t74 + _t75*(N_s*d_in + d_in))
-        + _t70*(b_cs + k_s)*(_t72*i_m2 + d_in)
-        + _t70*(_t73*b_ssm + _t73*d)
-        + _t70*(b_ssm*d + d*d_in)
-        + _t70*(_t75*_t76*i_dtn + d_in*i_gn*i_m2)
-        + _t70*(R_dt*_t77 + _t74 + _t77)
-        + _t80*(_t43 + _t49 + n_act)
-        + _t80*(_t61*_t66 + _t61*_t67 + _t79)
-        + _t81*_t84*i_sink
-        + _t81*n_pb
-        + _t85*i_rel*(2*_t66 + _t89)
-        + _t85*(_t19*(_t66*i_qk_proj + _t82) + _t83)
-        + _t85*(_t27 + _t28*_t79 + i_og*(_t30 + _t78*r_o))
-        + _t85*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t85*(_t24*_t86*_t87 + _t87*(_t86 + i_gh)*(_t25*r_q + _t26) + b_gh*h)
-        + _t85*(
-            _t3*_t88 + _t32*_t89 + b_qkv*(_t66*_t7 + _t88*i_mla) + i_qlora*(_t35*_t66*r_q + d*r_q)
+        + _t68*(-2*i_au + 2*n_au)
+        + _t72*(_t67 + _t71)
+        + _t72*(3*_t67 + 3*_t71)
+        + _t73*_t79*_t80
+        + _t73*(2*_t77 + _t78*(N_s*d_in + d_in))
+        + _t73*(b_cs + k_s)*(_t75*i_m2 + d_in)
+        + _t73*(_t76*b_ssm + _t76*d)
+        + _t73*(b_ssm*d + d*d_in)
+        + _t73*(_t78*_t79*i_dtn + d_in*i_gn*i_m2)
+        + _t73*(R_dt*_t80 + _t77 + _t80)
+        + _t83*(_t46 + _t52 + n_act)
+        + _t83*(_t64*_t69 + _t64*_t70 + _t82)
+        + _t84*_t85*i_sink
+        + _t84*n_pb
+        + _t86*i_rel*(2*_t69 + _t93)
+        + _t86*(_t24 + _t25*_t82 + i_og*(_t27 + _t81*r_o))
+        + _t86*(_t31*(_t69*i_qk_proj + _t89) + _t90 + h_kv*i_cca)
+        + _t86*(_t40*_t91 + _t70*k_rc + _t91*d_qk*(d_qk*k_cb + k_ca))
+        + _t86*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t86*(_t21*_t87*_t88 + _t88*(_t87 + i_gh)*(_t22*r_q + _t23) + b_gh*h)
+        + _t86*(
+            _t3*_t92 + _t34*_t93 + b_qkv*(_t69*_t7 + _t92*i_mla) + i_qlora*(_t37*_t69*r_q + d*r_q)
         )
-        + 12*_t90
-        + _t92*_t94
-        + _t93*_t96
-        + _t93*i_norm_emb
-        + _t93*i_norm_final
-        - _t93*(1 - i_n0)
-        + 6*_t94
+        + 12*_t94
+        + _t95*d_emb*i_proj
+        + _t95*i_rse
+        + _t97*_t99
+        + _t98*i_norm_emb
+        + _t98*i_norm_final
+        - _t98*(1 - i_n0)
+        + 6*_t99
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t59 + _t64 + b_ph*d)
+        + 6*i_ph*(_t62 + _t67 + b_ph*d)
         + 6*n_hc
     )
-    _t115 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t114
-    _t116 = T*_t33
-    _t117 = T*_t66
-    _t118 = 3*T
-    _t119 = 4*T
+    _t120 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t119
+    _t121 = T*_t35
+    _t122 = T*_t69
+    _t123 = 3*T
+    _t124 = 4*T
     return {
-        '6N': P*_t0 + _t115,
-        'kaplan': _t114 + _t116*_t20 + _t117*_t85,
-        'palm': 12*L_att2*_t116 + _t115 + 12*_t117*_t84,
+        '6N': P*_t0 + _t120,
+        'kaplan': _t119 + _t121*_t17 + _t122*_t86,
+        'palm': 12*L_att2*_t121 + _t120 + 12*_t122*_t85,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2326,11 +2432,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t118*h2 + _t119*_t33 + 8*_t34)
+            3*L_att2*(_t123*h2 + _t124*_t35 + 8*_t36)
             + V*_t0
             + V_o*_t0
-            + _t104*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t84*(_t118*h + _t119*_t66 + 8*_t89)
+            + 3*_t85*(_t123*h + _t124*_t69 + 8*_t93)
+            + _t95*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -2567,6 +2673,7 @@ def memory_activations(s):
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
@@ -2595,6 +2702,7 @@ def memory_activations(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -2631,8 +2739,12 @@ def memory_activations(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -2662,6 +2774,7 @@ def memory_activations(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -2674,6 +2787,9 @@ def memory_activations(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         T*h2*i_scores*(i_diff + 1)*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -2900,8 +3016,10 @@ def memory_activations(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -2956,6 +3074,7 @@ def memory_activations(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3078,6 +3197,7 @@ def memory(s):
     a_v = s['a_v']
     b = s['b']
     b_qkv = s['b_qkv']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_e = s['d_e']
     d_ff = s['d_ff']
@@ -3106,6 +3226,7 @@ def memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_drop = s['i_drop']
@@ -3145,8 +3266,12 @@ def memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -3187,6 +3312,7 @@ def memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -3298,6 +3424,9 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         T*h2*i_scores*(i_diff + 1)*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -3524,8 +3653,10 @@ def memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -3578,6 +3709,7 @@ def memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -3826,6 +3958,9 @@ def memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         T*h2*i_scores*(i_diff + 1)*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -4039,8 +4174,10 @@ def memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -4093,6 +4230,7 @@ def memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -4237,6 +4375,7 @@ def finetune_counts(s):
     i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     k = s['k']
@@ -4251,6 +4390,7 @@ def finetune_counts(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     _t0 = H_ml*d_mk
     _t1 = L_ml*(_t0 + d)
     _t2 = d_qk*h
@@ -4277,117 +4417,117 @@ def finetune_counts(s):
     _t23 = h*(_t6*d_v + i_gh)
     _t24 = d_rl*h2
     _t25 = d_rl*h
-    _t26 = L_moe*r_a
-    _t27 = i_glu + 2
-    _t28 = E*_t27
-    _t29 = L_sc*d
-    _t30 = 2*N_s
-    _t31 = 2*d_in + i_m2*(G_s*_t30 + H_s)
-    _t32 = R_dt + d_in
-    _t33 = 1 - i_m2
-    _t34 = L_ssm*_t33
-    _t35 = H_v*d_lv
-    _t36 = H_la*d_la
-    _t37 = L_la*(_t36 + d)
-    _t38 = 2*H_k*d_lk
-    _t39 = L_dn*r_a
-    _t40 = L_rw*(d + d_rw)
-    _t41 = r_a*(L_rw*(d + d_ff) + _t40)
-    _t42 = 2*d
-    _t43 = L_gr*r_a*(d + d_gr)
-    _t44 = L_ml*r_a*(H_ml + d)
-    _t45 = i_le*r_a
-    _t46 = L*_t45*(d + p_le)
-    _t47 = L*p_le
-    _t48 = L*r_a
-    _t49 = _t48*i_lr*(d + r_lr)
-    _t50 = _t48*i_au
-    _t51 = n_au**2
-    _t52 = 2*i_au
-    _t53 = _t42*r_a*(-i_au + n_au)
-    _t54 = 3*d
-    _t55 = d**2
-    _t56 = _t27*d
-    _t57 = _t56*d_ff
-    _t58 = _t2*d
-    _t59 = _t9*d
-    _t60 = d_qk + d_v
-    _t61 = d*h_kv
-    _t62 = 1 - i_mla
-    _t63 = (
-        _t62*d*h_kv2*(_t18*d_v2 + d_qk2)
+    _t26 = i_glu + 2
+    _t27 = L_moe*r_a
+    _t28 = L_sc*d
+    _t29 = 2*N_s
+    _t30 = 2*d_in + i_m2*(G_s*_t29 + H_s)
+    _t31 = R_dt + d_in
+    _t32 = 1 - i_m2
+    _t33 = L_ssm*_t32
+    _t34 = H_v*d_lv
+    _t35 = H_la*d_la
+    _t36 = L_la*(_t35 + d)
+    _t37 = 2*H_k*d_lk
+    _t38 = L_dn*r_a
+    _t39 = L_rw*(d + d_rw)
+    _t40 = r_a*(L_rw*(d + d_ff) + _t39)
+    _t41 = 2*d
+    _t42 = L_gr*r_a*(d + d_gr)
+    _t43 = L_ml*r_a*(H_ml + d)
+    _t44 = i_le*r_a
+    _t45 = L*_t44*(d + p_le)
+    _t46 = L*p_le
+    _t47 = L*r_a
+    _t48 = _t47*i_lr*(d + r_lr)
+    _t49 = _t47*i_au
+    _t50 = n_au**2
+    _t51 = 2*i_au
+    _t52 = _t41*r_a*(-i_au + n_au)
+    _t53 = 3*d
+    _t54 = d**2
+    _t55 = _t26*d
+    _t56 = _t55*d_ff
+    _t57 = _t2*d
+    _t58 = _t9*d
+    _t59 = d_qk + d_v
+    _t60 = d*h_kv
+    _t61 = 1 - i_mla
+    _t62 = (
+        _t61*d*h_kv2*(_t18*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t64 = _t33*d_in
-    _t65 = _t61*_t62*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t60 - d_rope))
-    _t66 = d*(1 - i_pk)
-    _t67 = H_v*d_lk + _t35
-    _t68 = H_v + _t35
-    _t69 = d*g_o*r_o
-    _t70 = i_lg + 1
-    _t71 = d*i_moa
-    _t72 = E_a*_t71
-    _t73 = _t4*d
-    _t74 = 1 - i_qlora
-    _t75 = _t71*(E_a*h_kv2 - h2)
-    _t76 = 1 - i_og
-    _t77 = 2*i_lg
-    _t78 = d*(1 - i_lg)
-    _t79 = _t71*(E_a*h_kv - h)
-    _t80 = (
-        L*_t42*r_lr
-        + L*(_t51 + d*n_au + n_au**3)
+    _t63 = _t32*d_in
+    _t64 = _t60*_t61*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t59 - d_rope))
+    _t65 = H_v*d_lk + _t34
+    _t66 = H_v + _t34
+    _t67 = i_pk - 1
+    _t68 = d*g_o*r_o
+    _t69 = i_lg + 1
+    _t70 = d*i_moa
+    _t71 = E_a*_t70
+    _t72 = _t4*d
+    _t73 = 1 - i_qlora
+    _t74 = _t70*(E_a*h_kv2 - h2)
+    _t75 = 1 - i_og
+    _t76 = 2*i_lg
+    _t77 = d*(1 - i_lg)
+    _t78 = _t70*(E_a*h_kv - h)
+    _t79 = (
+        L*_t41*r_lr
+        + L*(_t50 + d*n_au + n_au**3)
         + L_att2*(
-            _t22*i_gate*(_t77*r_q2 + _t78)
+            _t22*i_gate*(_t76*r_q2 + _t77)
             + _t24*d
-            + _t5*_t76*d
-            + _t63
-            + _t72
-            + _t73*_t74
-            + _t73*i_rel
-            + _t75*d_qk2
-            + _t75*d_v2
+            + _t5*_t75*d
+            + _t62
+            + _t71
+            + _t72*_t73
+            + _t72*i_rel
+            + _t74*d_qk2
+            + _t74*d_v2
             + d_v2*h_kv2**2*i_dm
-            + i_og*(_t5*r_o + _t69)
-            + i_qlora*(_t4*_t70*r_q2 + d*r_q2)
+            + i_og*(_t5*r_o + _t68)
+            + i_qlora*(_t4*_t69*r_q2 + d*r_q2)
         )
-        + L_dense*_t57
+        + L_dense*_t56
         + L_dn*(
-            _t35*d + d*(_t38 + _t67*i_gf + _t68*(1 - i_cg) + _t68) + i_cg*(_t42*r_g + _t67*r_g)
+            _t34*d + d*(_t37 + _t65*i_gf + _t66*(1 - i_cg) + _t66) + i_cg*(_t41*r_g + _t65*r_g)
         )
-        + L_dw*_t57
-        + L_gr*_t54*d_gr
+        + L_dw*_t56
+        + L_gr*_t53*d_gr
         + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t63
-        + 5*L_la*_t36*d
-        + L_ml*(H_ml*_t42 + _t0*_t42 + _t14*_t54)
+        - L_kvs2*_t62
+        + 5*L_la*_t35*d
+        + L_ml*(H_ml*_t41 + _t0*_t41 + _t14*_t53)
         + L_moe*(
-            E_s*_t56*d_s
-            + _t28*_t66*d_e
-            + _t42*i_pk*n_pk
-            + _t66*(E + E_0 + E_s*i_srt)
+            -E*_t55*_t67*d_e
+            + E_s*_t55*d_s
+            + _t41*i_pk*n_pk
             + d*i_shared_gate
+            + d*(-_t67 - i_rt)*(E + E_0 + E_s*i_srt)
+            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + L_rw*(_t55 + 4*d*d_rw)
-        + 4*L_sc*_t55
-        + L_ssm*(R_dt*_t64 + _t31*d + _t64*(R_dt + _t30) + d*d_in)
-        + L_xa*(_t58 + _t59 + _t60*_t61)
-        + _t47*_t54
-        + _t55*(-_t52 + 2*n_au)
-        - _t65*(L_kvs + _t11)
+        + L_rw*(_t54 + 4*d*d_rw)
+        + 4*L_sc*_t54
+        + L_ssm*(R_dt*_t63 + _t30*d + _t63*(R_dt + _t29) + d*d_in)
+        + L_xa*(_t57 + _t58 + _t59*_t60)
+        + _t46*_t53
+        + _t54*(-_t51 + 2*n_au)
+        - _t64*(L_kvs + _t11)
         + _t8*(
-            _t23*i_gate*(_t77*r_q + _t78)
+            _t23*i_gate*(_t76*r_q + _t77)
             + _t25*d
-            + _t58*_t74
-            + _t58*i_rel
-            + _t59*_t76
-            + _t65
-            + _t72
-            + _t79*d_qk
-            + _t79*d_v
+            + _t57*_t73
+            + _t57*i_rel
+            + _t58*_t75
+            + _t64
+            + _t71
+            + _t78*d_qk
+            + _t78*d_v
             + d_v*h_kv**2*i_dm
-            + i_og*(_t69 + _t9*r_o)
-            + i_qlora*(_t2*_t70*r_q + d*r_q)
+            + i_og*(_t68 + _t9*r_o)
+            + i_qlora*(_t2*_t69*r_q + d*r_q)
         )
     )
     return {
@@ -4412,38 +4552,38 @@ def finetune_counts(s):
             + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
             + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': _t26*_t28*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t26*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t31 + d) + 4*_t29),
-        'lora/x_proj': _t34*a_x_proj*r_a*(_t30 + _t32),
-        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t32*_t34),
+        'lora/experts': E*_t26*_t27*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t27*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t30 + d) + 4*_t28),
+        'lora/x_proj': _t33*a_x_proj*r_a*(_t29 + _t31),
+        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t31*_t33),
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t35 + d) + L_ssm*(d + d_in) + _t15 + 2*_t29 + _t37
+            L_dn*(_t34 + d) + L_ssm*(d + d_in) + _t15 + 2*_t28 + _t36
         ),
-        'lora/in_proj_qkvz': _t39*a_in_proj_qkvz*(2*_t35 + _t38 + d),
-        'lora/in_proj_ba': _t39*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t36 + d),
-        'lora/output_gate': _t37*a_output_gate*r_a,
-        'lora/key': _t41*a_key,
-        'lora/value': _t41*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t42 + _t40),
-        'lora/output': _t40*a_output*r_a,
-        'lora/linear_y': _t43*a_linear_y,
-        'lora/linear_x': _t43*a_linear_x,
-        'lora/linear_out': _t43*a_linear_out,
+        'lora/in_proj_qkvz': _t38*a_in_proj_qkvz*(2*_t34 + _t37 + d),
+        'lora/in_proj_ba': _t38*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t35 + d),
+        'lora/output_gate': _t36*a_output_gate*r_a,
+        'lora/key': _t40*a_key,
+        'lora/value': _t40*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t41 + _t39),
+        'lora/output': _t39*a_output*r_a,
+        'lora/linear_y': _t42*a_linear_y,
+        'lora/linear_x': _t42*a_linear_x,
+        'lora/linear_out': _t42*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t44*a_igate_preact,
-        'lora/fgate_preact': _t44*a_fgate_preact,
-        'lora/per_layer_input_gate': _t46*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t46*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t45*a_per_layer_model_projection*(_t47 + d),
-        'lora/linear_left': _t49*a_linear_left,
-        'lora/linear_right': _t49*a_linear_right,
-        'lora/modality_router': _t50*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t50*a_prediction_coefs*(_t51 + n_au),
-        'lora/correction_coefs': _t48*_t52*a_correction_coefs*n_au,
-        'lora/altup_projections': _t53*a_altup_projections,
-        'lora/altup_unembed_projections': _t53*a_altup_unembed_projections,
+        'lora/igate_preact': _t43*a_igate_preact,
+        'lora/fgate_preact': _t43*a_fgate_preact,
+        'lora/per_layer_input_gate': _t45*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t45*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t44*a_per_layer_model_projection*(_t46 + d),
+        'lora/linear_left': _t48*a_linear_left,
+        'lora/linear_right': _t48*a_linear_right,
+        'lora/modality_router': _t49*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t49*a_prediction_coefs*(_t50 + n_au),
+        'lora/correction_coefs': _t47*_t51*a_correction_coefs*n_au,
+        'lora/altup_projections': _t52*a_altup_projections,
+        'lora/altup_unembed_projections': _t52*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4607,8 +4747,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t80,
-        'unquantised': N - _t80,
+        'quantised': _t79,
+        'unquantised': N - _t79,
     }
 
 
@@ -4756,6 +4896,7 @@ def finetune_states(s):
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     i_z1 = s['i_z1']
@@ -4782,6 +4923,7 @@ def finetune_states(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'trained_per_gpu': (
             (1 - i_frozen)*(
@@ -4941,7 +5083,8 @@ def finetune_states(s):
                         + E_s*d*d_s*(i_glu + 2)
                         + 2*d*i_pk*n_pk
                         + d*i_shared_gate
-                        + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                        + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                        + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                     )
                     + L_rw*(d**2 + 4*d*d_rw)
                     + 4*L_sc*d**2
@@ -5506,6 +5649,7 @@ def finetune_memory(s):
     b = s['b']
     b_gh = s['b_gh']
     b_qkv = s['b_qkv']
+    b_rsc = s['b_rsc']
     d = s['d']
     d_I = s['d_I']
     d_e = s['d_e']
@@ -5536,6 +5680,7 @@ def finetune_memory(s):
     h_t2 = s['h_t2']
     i_ao = s['i_ao']
     i_au = s['i_au']
+    i_cca = s['i_cca']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
     i_dm = s['i_dm']
@@ -5581,9 +5726,13 @@ def finetune_memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
+    i_rsc = s['i_rsc']
+    i_rse = s['i_rse']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
@@ -5627,6 +5776,7 @@ def finetune_memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     u_ao = s['u_ao']
     return {
@@ -5745,6 +5895,9 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         T*h2*i_scores*(i_diff + 1)*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -5971,8 +6124,10 @@ def finetune_memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -6025,6 +6180,7 @@ def finetune_memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -6102,7 +6258,8 @@ def finetune_memory(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                            + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -6627,7 +6784,8 @@ def finetune_memory(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                            + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -7134,6 +7292,9 @@ def finetune_memory(s):
                 + (1 - i_full)*(i_dual + n_pp)*(
                     10*H_la*L_s_la*d_la*q_a/n_tp
                     + H_ml*L_s_ml*q_a*(2*d_mk + 5*d_mv + 4)/n_tp
+                    + L_s_att*i_cca*q_a*(
+                        d_qk*(h + h_kv) + h + h_kv + (1 - i_frozen)*(d_qk*h_kv + 2*d_qk*(h + h_kv))
+                    )/n_tp
                     + L_s_att2*(
                         T*h2*i_scores*(i_diff + 1)*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
@@ -7347,8 +7508,10 @@ def finetune_memory(s):
                             -4*a_v*d*i_frozen*i_hf*i_kev2*i_up + 4*d*i_frozen*i_hf*i_up*(a_k + a_v)
                         )
                         + L_sm*i_mn*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
+                        + L_sm*i_rt*q_a*(r_rt*(4 - 4*i_frozen) + 3*r_rt)
                         - 4*a_v*d*i_frozen*i_hf*i_kev*i_up*(L_s_att - L_s_att2)
                         + d*i_keep_mix*q_l*(1 - i_rnu)*(L_s - L_s_att)
+                        + d*i_rsc*q_a*(1 - i_frozen)*(b_rsc + i_rbr)*(L_s + L_s_dense + L_sm)
                         + (L_s + L_sm)*(
                             d*(4*i_hf + q_a*(1 - i_hf) + q_a)*_minimum(1, r_ng)
                             + q_a*r_ng*(2 - i_frozen)
@@ -7401,6 +7564,7 @@ def finetune_memory(s):
                 D_tg*q_a*(-2*i_frozen*(1 - a_pre_projection) + 2)
                 + d*i_au*q_a*(n_au - 1)
                 + d*i_drop
+                + d*i_rsc*i_rse*q_a*(1 - i_frozen)
                 + i_le*(
                     L*p_le*q_a*(1 - i_hf)
                     + L*p_le*q_a
@@ -7542,6 +7706,7 @@ def finetune_flops(s):
     h_kv2 = s['h_kv2']
     i_au = s['i_au']
     i_causal = s['i_causal']
+    i_cca = s['i_cca']
     i_cen = s['i_cen']
     i_cg = s['i_cg']
     i_diff = s['i_diff']
@@ -7568,10 +7733,13 @@ def finetune_flops(s):
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_rc = s['k_rc']
@@ -7592,6 +7760,7 @@ def finetune_flops(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     r_sb = s['r_sb']
     w = s['w']
     w_gr = s['w_gr']
@@ -7817,6 +7986,7 @@ def finetune_flops(s):
                     + 4*L*d*r_lr
                     + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
+                    + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
                     + 2*L_att2*d*d_rl*h2
                     + 2*L_att2*d_v2*h_kv2**2*i_dm
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -7852,8 +8022,12 @@ def finetune_flops(s):
                         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
                     )
                     + 2*L_moe*k*(2*d*d_e*i_pk + d*d_e*(1 - i_pk)*(i_glu + 2))
-                    + 2*L_moe*(2*d*i_pk*n_pk + d*(1 - i_pk)*(E + E_0 + E_s*i_srt))
                     + 2*L_moe*(E_s*d*d_s*(i_glu + 2) + d*i_shared_gate)
+                    + 2*L_moe*(
+                        2*d*i_pk*n_pk
+                        + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                        + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
+                    )
                     + 2*L_rw*d**2
                     + 8*L_rw*d*d_rw
                     + 2*L_sb*d**2
@@ -8169,6 +8343,7 @@ def optimizer_states(s):
     i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     i_tied = s['i_tied']
@@ -8183,6 +8358,7 @@ def optimizer_states(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     w_gr = s['w_gr']
     _t0 = 12*d
     _t1 = d**2
@@ -8204,25 +8380,26 @@ def optimizer_states(s):
     _t14 = d_in*(1 - i_m2)
     _t15 = 2*N_s
     _t16 = _t11*_t12*(d_qk + d_v*(1 - i_kev)) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t10 - d_rope))
-    _t17 = d*(1 - i_pk)
-    _t18 = H_v*d_lv
-    _t19 = H_v*d_lk + _t18
-    _t20 = H_v + _t18
-    _t21 = d*g_o*r_o
-    _t22 = d_v2*h2
-    _t23 = i_lg + 1
-    _t24 = d_qk2*h2
-    _t25 = d*i_moa
-    _t26 = E_a*_t25
-    _t27 = d*d_rl
-    _t28 = _t24*d
-    _t29 = 1 - i_qlora
-    _t30 = _t25*(E_a*h_kv2 - h2)
-    _t31 = 1 - i_og
-    _t32 = 1 - i_gh
-    _t33 = 2*i_lg
-    _t34 = d*(1 - i_lg)
-    _t35 = _t25*(E_a*h_kv - h)
+    _t17 = H_v*d_lv
+    _t18 = H_v*d_lk + _t17
+    _t19 = H_v + _t17
+    _t20 = _t2*d
+    _t21 = i_pk - 1
+    _t22 = d*g_o*r_o
+    _t23 = d_v2*h2
+    _t24 = i_lg + 1
+    _t25 = d_qk2*h2
+    _t26 = d*i_moa
+    _t27 = E_a*_t26
+    _t28 = d*d_rl
+    _t29 = _t25*d
+    _t30 = 1 - i_qlora
+    _t31 = _t26*(E_a*h_kv2 - h2)
+    _t32 = 1 - i_og
+    _t33 = 1 - i_gh
+    _t34 = 2*i_lg
+    _t35 = d*(1 - i_lg)
+    _t36 = _t26*(E_a*h_kv - h)
     return {
         'adafactor': (
             -20*H_la*L_la*d*d_la
@@ -8281,13 +8458,6 @@ def optimizer_states(s):
             + 4*L_la*(5*H_la*d_la + 3*d)
             - 4*L_ml*(2*H_ml*d*d_mk + 3*H_ml*d*d_mv + 2*H_ml*d)
             + 4*L_ml*(2*H_ml*d_mk + 3*H_ml*d_mv + 2*H_ml + 7*d)
-            - 4*L_moe*(
-                E*d*d_e*(1 - i_pk)*(i_glu + 2)
-                + E_s*d*d_s*(i_glu + 2)
-                + 2*d*i_pk*n_pk
-                + d*i_shared_gate
-                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
-            )
             + 4*L_moe*(
                 E*(d + d_e)*(i_glu + 2)
                 + E
@@ -8295,6 +8465,14 @@ def optimizer_states(s):
                 + E_s*(d + d_s)*(i_glu + 2)
                 + d
                 + i_shared_gate*(d + 1)
+            )
+            - 4*L_moe*(
+                E*d*d_e*(1 - i_pk)*(i_glu + 2)
+                + E_s*d*d_s*(i_glu + 2)
+                + 2*d*i_pk*n_pk
+                + d*i_shared_gate
+                + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
             + 4*L_rw*(6*d + 4*d_rw)
             - 4*L_rw*(d**2 + 4*d*d_rw)
@@ -8356,23 +8534,23 @@ def optimizer_states(s):
             - 4*L*(d*n_au + n_au**3 + n_au**2)
             - 4*L_att2*(
                 _t13
-                + _t22*_t31*d
-                + _t26
-                + _t27*h2
-                + _t28*_t29
-                + _t28*i_rel
-                + _t30*d_qk2
-                + _t30*d_v2
+                + _t23*_t32*d
+                + _t27
+                + _t28*h2
+                + _t29*_t30
+                + _t29*i_rel
+                + _t31*d_qk2
+                + _t31*d_v2
                 + d_v2*h_kv2**2*i_dm
-                + h2*i_gate*(_t32*d_v2 + i_gh)*(_t33*r_q2 + _t34)
-                + i_og*(_t21 + _t22*r_o)
-                + i_qlora*(_t23*_t24*r_q2 + d*r_q2)
+                + h2*i_gate*(_t33*d_v2 + i_gh)*(_t34*r_q2 + _t35)
+                + i_og*(_t22 + _t23*r_o)
+                + i_qlora*(_t24*_t25*r_q2 + d*r_q2)
             )
             - L_dense*_t4
             - 4*L_dn*(
-                _t18*d
-                + d*(2*H_k*d_lk + _t19*i_gf + _t20*(1 - i_cg) + _t20)
-                + i_cg*(_t19*r_g + _t5*r_g)
+                _t17*d
+                + d*(2*H_k*d_lk + _t18*i_gf + _t19*(1 - i_cg) + _t19)
+                + i_cg*(_t18*r_g + _t5*r_g)
             )
             - L_dw*_t4
             - L_gr*_t0*d_gr
@@ -8380,11 +8558,12 @@ def optimizer_states(s):
             + 4*L_kvs2*_t13
             - 4*L_ml*(3*H_ml*d*d_mv + _t6*d_mk + _t6)
             - 4*L_moe*(
-                E*_t17*_t2*d_e
-                + E_s*_t2*d*d_s
-                + _t17*(E + E_0 + E_s*i_srt)
+                -E*_t20*_t21*d_e
+                + E_s*_t20*d_s
                 + _t5*i_pk*n_pk
                 + d*i_shared_gate
+                + d*(-_t21 - i_rt)*(E + E_0 + E_s*i_srt)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
             - 4*L_rw*(_t1 + _t3*d_rw)
             - 16*L_sc*_t1
@@ -8397,17 +8576,17 @@ def optimizer_states(s):
             + 4*_t16*(L_kvs - L_kvs2)
             - 4*(L_att - L_att2)*(
                 _t16
-                + _t26
-                + _t27*h
-                + _t29*_t8
-                + _t31*_t9
-                + _t35*d_qk
-                + _t35*d_v
+                + _t27
+                + _t28*h
+                + _t30*_t8
+                + _t32*_t9
+                + _t36*d_qk
+                + _t36*d_v
                 + _t8*i_rel
                 + d_v*h_kv**2*i_dm
-                + h*i_gate*(_t32*d_v + i_gh)*(_t33*r_q + _t34)
-                + i_og*(_t21 + d_v*h*r_o)
-                + i_qlora*(_t23*d_qk*h*r_q + d*r_q)
+                + h*i_gate*(_t33*d_v + i_gh)*(_t34*r_q + _t35)
+                + i_og*(_t22 + d_v*h*r_o)
+                + i_qlora*(_t24*d_qk*h*r_q + d*r_q)
             )
         ),
         'adafactor_adapters': (
@@ -8769,6 +8948,7 @@ def offload(s):
     i_qh = s['i_qh']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     i_z1 = s['i_z1']
@@ -8795,6 +8975,7 @@ def offload(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'optimizer_host': i_off_o*(n_cp*n_dp)**(-i_z1)*(
             (1 - i_frozen)*(
@@ -9268,7 +9449,8 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                            + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9474,7 +9656,8 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                            + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -9682,7 +9865,8 @@ def offload(s):
                                 + E_s*d*d_s*(i_glu + 2)
                                 + 2*d*i_pk*n_pk
                                 + d*i_shared_gate
-                                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                                + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                             )
                             + L_rw*(d**2 + 4*d*d_rw)
                             + 4*L_sc*d**2
@@ -10180,7 +10364,8 @@ def offload(s):
                             + E_s*d*d_s*(i_glu + 2)
                             + 2*d*i_pk*n_pk
                             + d*i_shared_gate
-                            + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                            + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                            + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
                         )
                         + L_rw*(d**2 + 4*d*d_rw)
                         + 4*L_sc*d**2
@@ -10637,6 +10822,7 @@ def precision_memory(s):
     i_pk = s['i_pk']
     i_qlora = s['i_qlora']
     i_rel = s['i_rel']
+    i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
     i_srt = s['i_srt']
     i_z3 = s['i_z3']
@@ -10654,6 +10840,7 @@ def precision_memory(s):
     r_o = s['r_o']
     r_q = s['r_q']
     r_q2 = s['r_q2']
+    r_rt = s['r_rt']
     return {
         'weight_copies': L_w*n_dp**(-i_z3)*q_8*(
             -E*L_moe*d*d_e*(i_glu + 2)
@@ -10702,7 +10889,8 @@ def precision_memory(s):
                 + E_s*d*d_s*(i_glu + 2)
                 + 2*d*i_pk*n_pk
                 + d*i_shared_gate
-                + d*(1 - i_pk)*(E + E_0 + E_s*i_srt)
+                + d*(E + E_0 + E_s*i_srt)*(-i_pk - i_rt + 1)
+                + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
             + L_rw*(d**2 + 4*d*d_rw)
             + 4*L_sc*d**2
@@ -10805,14 +10993,18 @@ def inference(s):
     d_rw = s['d_rw']
     d_v = s['d_v']
     d_v2 = s['d_v2']
+    h = s['h']
     h_g = s['h_g']
     h_g2 = s['h_g2']
     h_kv = s['h_kv']
     h_kv2 = s['h_kv2']
+    i_cca = s['i_cca']
     i_kv1 = s['i_kv1']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     k = s['k']
+    k_ca = s['k_ca']
+    k_cb = s['k_cb']
     k_dn = s['k_dn']
     k_gr = s['k_gr']
     k_s = s['k_s']
@@ -10826,7 +11018,6 @@ def inference(s):
     u = s['u']
     u_bw = s['u_bw']
     w = s['w']
-    _t0 = H_v*d_lv
     return {
         'weights': N*q_w,
         'kv_cache_per_token': q_kv*(
@@ -10868,6 +11059,7 @@ def inference(s):
                 + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                 + (-L_kvsl2 + L_loc2)*_minimum(T, w)
             )/(h_kv2*(1 - i_mla) + i_mla)
+            + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
             + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
@@ -10878,7 +11070,8 @@ def inference(s):
         'state_cache': b*q_kv*(
             H_la*L_la*d_la**2
             + H_ml*L_ml*(d_mk*d_mv + d_mk + 1)
-            + L_dn*(_t0*d_lk + (k_dn - 1)*(2*H_k*d_lk + _t0))
+            + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
+            + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
             + L_gr*(d_gr*(k_gr - 1) + d_gr)
             + L_rw*(2*d + 3*d_rw)
             + L_sc*d*(k_sc - 1)
@@ -10917,6 +11110,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10957,6 +11151,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -10999,6 +11194,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -11041,6 +11237,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -11083,6 +11280,7 @@ def inference(s):
                     + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                     + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                 )/(h_kv2*(1 - i_mla) + i_mla)
+                + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                 + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                 + L_gr*(d_gr*(k_gr - 1) + d_gr)
                 + L_rw*(2*d + 3*d_rw)
@@ -11128,6 +11326,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)
@@ -11171,6 +11370,7 @@ def inference(s):
                         + T*(L_att2 - L_chk2 - L_kvs2 + L_kvsl2 - L_loc2)
                         + (-L_kvsl2 + L_loc2)*_minimum(T, w)
                     )/(h_kv2*(1 - i_mla) + i_mla)
+                    + L_att*i_cca*((1/2)*d_qk*h_kv + d_qk*(h + h_kv)*(k_ca + k_cb - 2))
                     + L_dn*(H_v*d_lk*d_lv + (k_dn - 1)*(2*H_k*d_lk + H_v*d_lv))
                     + L_gr*(d_gr*(k_gr - 1) + d_gr)
                     + L_rw*(2*d + 3*d_rw)

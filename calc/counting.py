@@ -169,9 +169,6 @@ PRODUCT_KEYS = (
     "each of the top_k one-neuron experts a token uses is a row of down_embed (d → 1) and of "
     "up_embed (1 → d), 2·2·d per token (moe/experts), and the shared MLP counts as a shared "
     "expert.")
-RESIDUAL_SCALES = (
-    "Learned residual scales (and biases) on each sublayer's residual sum count as parameters "
-    "(residual_scales, d per vector); their products are elementwise (0 FLOPs).")
 COMPRESSED_ATTENTION = (
     "DeepSeek-V4's compressed layers (CSA, HCA): each compressor's kv_proj and gate_proj count "
     "as attention/compressor per token (its pooling of a window's tokens is elementwise, 0); "
@@ -222,6 +219,21 @@ RESIDUAL_CONVS = (
     "W_V's outputs, attn_sconv and mlp_sconv on each sublayer's output) cost 2·k FLOPs per "
     "channel per token (attention/conv, residual_conv), a multiply-add per tap, as the other "
     "mixers' convolutions; x + conv(x) adds 0.")
+CCA = (
+    "Compressed convolutional attention (ZAYA1): W_Q, W_K, the two half-width value "
+    "projections (current and previous token) and W_O count as GQA's; the causal depthwise "
+    "and grouped convs over the (h + h_kv)·d_h query and key channels count 2·k_a and "
+    "2·d_h·k_b FLOPs per channel per token (attention/conv); the residual q/k means, the L2 "
+    "norms and the temperature per KV head 0.")
+ROUTER_MLP = (
+    "ZAYA1's router counts its products per token and MoE layer, 2·(d·r + 2·r² + r·(E + 1)) "
+    "(moe/router: the down projection, fc1, fc2 and out_proj over the experts and the skip "
+    "class); the carried state's scale, the norm and the GELUs 0; a token counts top_k "
+    "experts, the skip class included, as transformers runs it (expert 0 at weight 0).")
+RESIDUAL_SCALES = (
+    "Residual scales (Doge, ZAYA1): the learned vectors at each residual add (a scale, and "
+    "biases and a branch scale where the model has them) and on the embedding are parameters "
+    "(residual_scales), every one active; their products and sums are element-wise, 0 FLOPs.")
 SCANS = (
     "Scans and convolutions (Mamba, gated DeltaNet, lightning attention, RWKV, Griffin's "
     "RG-LRU, xLSTM's mLSTM, short convolutions) are not matrix products: a causal conv costs "

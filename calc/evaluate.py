@@ -110,6 +110,20 @@ def _altup_laurel_values(spec: ModelSpec) -> dict[str, int]:
             "r_lr": laurel.rank if laurel is not None else 0, "i_lr": int(laurel is not None)}
 
 
+def _zaya_values(spec: ModelSpec) -> dict[str, int]:
+    """CCA's kernels, the MLP router's width and the residual scales' indicators (0 without
+    them)."""
+    cca, scales = spec.attention.cca, spec.residual_scales
+    router = spec.moe.router_mlp if spec.moe is not None else None
+    return {"i_cca": int(cca is not None), "k_ca": cca.kernel if cca else 0,
+            "k_cb": cca.grouped_kernel if cca else 0,
+            "i_rt": int(router is not None), "r_rt": router.width if router else 0,
+            "i_rsc": int(scales is not None),
+            "b_rsc": int(bool(scales and scales.residual_bias)),
+            "i_rbr": int(bool(scales and scales.branch)),
+            "i_rse": int(bool(scales and scales.embedding))}
+
+
 def _drafter_values(spec: ModelSpec) -> dict[str, int]:
     """A drafter's target width D_tg and a centroid head's clusters C_cen, the rows it scores
     per token V_cen = top_k·V/C and its indicator (0 without them)."""
@@ -211,7 +225,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_bn": int(bool(moe and moe.branch_norms)),
         "i_rs": int(bool(moe and moe.router_scales)),
         **_per_layer_embedding_values(spec), **_altup_laurel_values(spec),
-        **_drafter_values(spec),
+        **_drafter_values(spec), **_zaya_values(spec),
         "r_ng": norm.gate_rank or 0, "i_lg": int(bool(mla and mla.latent_gate)),
         "i_krn": int(bool(mla and mla.rope_key_norm)),
         "d_emb": spec.embedding_width, "i_proj": int(spec.embedding_width != spec.d_model),
@@ -241,8 +255,6 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "b_router": int(bool(moe and moe.router_bias)),
         **_dynamic_mask_values(spec),
         "i_pk": int(bool(moe and moe.product_keys)), "n_pk": moe.sub_keys if moe else 0,
-        "n_rs": spec.residual_scaled_sublayers,
-        "w_rs": spec.residual_scales.per_sublayer if spec.residual_scales else 0,
         "d_rl": att.relative_logits.d_rel if att.relative_logits else 0,
         "E_rl": att.relative_logits.extent if att.relative_logits else 0,
         "k_rc": spec.residual_conv or 0,

@@ -55,6 +55,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "Gemma 3n's altup_num_inputs)", "size"),
     SymbolInfo("r_lr", "r_{lr}", "rank of LAuReL's low-rank residual (0 without; Gemma 3n's "
                "laurel_rank)", "size"),
+    SymbolInfo("k_ca", "k_{a}", "kernel of CCA's depthwise conv over the queries and keys "
+               "(0 without CCA; ZAYA1's cca_time0)", "size"),
+    SymbolInfo("k_cb", "k_{b}", "kernel of CCA's grouped conv over the queries and keys (0 "
+               "without CCA; ZAYA1's cca_time1)", "size"),
+    SymbolInfo("r_rt", "r_{rt}", "width of ZAYA1's MLP router (0 without one; "
+               "router_hidden_size)", "size"),
     SymbolInfo("D_tg", "D_{tg}", "hidden width of the target model a drafter reads (0 without "
                "a drafter; Gemma 4's backbone_hidden_size)", "size"),
     SymbolInfo("C_cen", "C_{cen}", "clusters of a centroid head (0 without one; num_centroids)",
@@ -85,10 +91,6 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "(keep_window_size; 1 without)", "size"),
     SymbolInfo("n_pk", "n_{pk}", "product-key routing: sub-keys of each half, ⌊√E⌋ (0 "
                "without: moe.product_keys)", "size"),
-    SymbolInfo("n_rs", "n_{rs}", "sublayers whose residual sum is scaled by learned vectors "
-               "(each layer's mixer and FFN; 0 without residual_scales)", "size"),
-    SymbolInfo("w_rs", "w_{rs}", "learned vectors of width d per residual-scaled sublayer: the "
-               "scale, a residual bias, a branch scale and bias (1 to 4)", "size"),
     SymbolInfo("m_csa", "m", "DeepSeek-V4 CSA: tokens pooled into one compressed entry "
                "(compress_rates; 1 without)", "size"),
     SymbolInfo("m_hca", "m'", "DeepSeek-V4 HCA: tokens pooled into one compressed entry "
@@ -297,6 +299,18 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "indicator"),
     SymbolInfo("i_au", r"\mathbb{1}_{altup}", "AltUp (Gemma 3n)", "indicator"),
     SymbolInfo("i_lr", r"\mathbb{1}_{laurel}", "LAuReL (Gemma 3n)", "indicator"),
+    SymbolInfo("i_cca", r"\mathbb{1}_{cca}", "compressed convolutional attention (ZAYA1)",
+               "indicator"),
+    SymbolInfo("i_rt", r"\mathbb{1}_{rt}", "ZAYA1's MLP router in place of Linear(d, E)",
+               "indicator"),
+    SymbolInfo("i_rsc", r"\mathbb{1}_{rsc}", "a learned scale on the residual at each "
+               "sublayer's add (residual_scales)", "indicator"),
+    SymbolInfo("b_rsc", "b_{rsc}", "a learned bias on the residual before its scale",
+               "indicator"),
+    SymbolInfo("i_rbr", r"\mathbb{1}_{rbr}", "a learned scale and bias on each sublayer's "
+               "output at its residual add", "indicator"),
+    SymbolInfo("i_rse", r"\mathbb{1}_{rse}", "a learned scale and bias on the token "
+               "embedding", "indicator"),
     SymbolInfo("i_cen", r"\mathbb{1}_{cen}", "the LM head scores the tokens of the chosen "
                "centroids only (Gemma 4's assistants)", "indicator"),
     SymbolInfo("i_bn", r"\mathbb{1}_{branch\,norms}", "an MoE layer's shared and routed "
@@ -622,6 +636,8 @@ d_rl, E_rl, k_rc = SYMBOLS["d_rl"], SYMBOLS["E_rl"], SYMBOLS["k_rc"]
 i_srt, i_rgs, i_fos = SYMBOLS["i_srt"], SYMBOLS["i_rgs"], SYMBOLS["i_fos"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
+k_ca, k_cb, i_cca, r_rt, i_rt = (SYMBOLS[n] for n in ("k_ca", "k_cb", "i_cca", "r_rt", "i_rt"))
+i_rsc, b_rsc, i_rbr, i_rse = (SYMBOLS[n] for n in ("i_rsc", "b_rsc", "i_rbr", "i_rse"))
 n_pb, V_seg = SYMBOLS["n_pb"], SYMBOLS["V_seg"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
@@ -641,7 +657,6 @@ h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx"
 B_I, L_sel, i_hw, L_s_sel = (SYMBOLS[n] for n in ("B_I", "L_sel", "i_hw", "L_s_sel"))
 K_dm, i_dm, b_dm = (SYMBOLS[n] for n in ("K_dm", "i_dm", "b_dm"))
 n_pk, i_pk = SYMBOLS["n_pk"], SYMBOLS["i_pk"]
-n_rs, w_rs = SYMBOLS["n_rs"], SYMBOLS["w_rs"]
 m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))
 n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (

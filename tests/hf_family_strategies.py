@@ -277,3 +277,27 @@ def inkling_config(draw) -> dict:
         if draw(st.booleans()):
             config["dense_intermediate_size"] = draw(st.integers(1, 24))
     return config
+
+
+@st.composite
+def zaya_config(draw, window: int) -> dict:
+    """ZAYA1: GQA heads of an even width (half of each rotates), CCA kernels from 1 (no
+    padding) to 3, full and sliding layers with a window >= `window`, a router of any width
+    over 1 to 4 experts, every bias switch."""
+    heads, layers = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    config = {"num_attention_heads": heads,
+              "num_key_value_heads": draw(st.sampled_from(_divisors(heads))),
+              "head_dim": draw(st.sampled_from([2, 4, 8])),
+              "hidden_size": draw(st.integers(1, 32)), "num_hidden_layers": layers,
+              "max_position_embeddings": 64, "num_experts": draw(st.integers(1, 4)),
+              "moe_intermediate_size": draw(st.integers(1, 24)),
+              "router_hidden_size": draw(st.integers(1, 16)),
+              "cca_time0": draw(st.integers(1, 3)), "cca_time1": draw(st.integers(1, 3)),
+              **{key: draw(st.booleans()) for key in (
+                  "attention_bias", "lm_head_bias", "tie_word_embeddings")}}
+    types = draw(st.lists(st.sampled_from(["hybrid", "hybrid_sliding"]), min_size=layers,
+                          max_size=layers))
+    config["layer_types"] = types
+    if "hybrid_sliding" in types:
+        config["sliding_window"] = draw(st.integers(window, 32))
+    return config

@@ -18,6 +18,7 @@ from tests.hf_family_strategies import (
     family_config,
     inkling_config,
     modernbert_decoder_config,
+    zaya_config,
 )
 
 MIN_WINDOW = 8  # the sequence length the property test runs at
@@ -1129,6 +1130,7 @@ STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDO
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
 STRATEGIES["doge"] = lambda t: doge_config()
 STRATEGIES["inkling_text"] = lambda t: inkling_config()
+STRATEGIES["zaya"] = lambda t: zaya_config(MIN_WINDOW)
 
 
 @st.composite

@@ -295,14 +295,13 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
-    return _inkling_parts(draw, _doge_parts(draw, spec))
+    return _inkling_parts(draw, draw(_zaya_parts(_doge_parts(draw, spec))))
 
 
 def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     """Doge's parts where the spec allows them: the dynamic mask on attention-only models of
-    global MHA/GQA heads, product-key experts (one neuron each, top_k up to ⌊√E⌋²) in place of
-    a plain MoE, and the residual scales (ZAYA's bias and branch flags beside) on sequential
-    pre-norm layers."""
+    global MHA/GQA heads and product-key experts (one neuron each, top_k up to ⌊√E⌋²) in place
+    of a plain MoE (ZAYA1's parts draw the residual scales both use)."""
     att, moe = spec.attention, spec.moe
     if (set(spec.mixer_kinds) == {"attention"} and set(att.pattern) == {"global"}
             and set(spec.attention_kinds) == {"global"} and att.mla is None
@@ -319,12 +318,41 @@ def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
         keys = math.isqrt(moe.n_experts)
         spec = spec.updated(**{"moe.product_keys": True, "moe.d_expert": 1,
                                "moe.top_k": min(moe.top_k, keys * keys)})
-    if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
+    return spec
+
+
+@st.composite
+def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
+    """ZAYA1's parts where the spec allows them: CCA on GQA heads of one width (its own L2
+    norm in place of a QK-norm, no sinks), the MLP router where every layer is an MoE, and
+    the residual scales on a sequential pre-norm layer (with an FFN or without)."""
+    att = spec.attention
+    if (att.mla is None and not att.experts and not att.differential and not att.kind_shapes
+            and att.q_lora_rank is None and att.output_groups is None and not att.output_gate
+            and not att.k_eq_v and not att.kv_shared_layers and att.indexer is None
+            and att.compression is None and att.dynamic_mask is None
+            and spec.n_kv_heads * spec.head_dim_qk % 2 == 0
+            and draw(st.booleans())):
+        spec = spec.updated(**{"attention.cca": {"kernel": draw(st.integers(1, 3)),
+                                                 "grouped_kernel": draw(st.integers(1, 3))},
+                               "attention.qk_norm": "none", "attention.q_norm_weights": True,
+                               "attention.sinks": False,
+                               "attention.v_head_dim": None})
+    moe = spec.moe
+    if (moe is not None and all(spec.moe_layers) and not moe.n_zero_experts
+            and not moe.hash_layers and not moe.shortcut and not spec.mtp_modules
+            and not moe.product_keys
+            and draw(st.booleans())):
+        spec = spec.updated(**{"moe.router_mlp": {"width": draw(st.integers(1, 8))},
+                               "moe.router_bias": False, "moe.router_scales": False,
+                               "moe.first_dense_layers": 0, "moe.every": 1})
+    if (spec.norm.placement == "pre" and not spec.parallel_block
             and spec.hyper_connections is None and spec.altup is None and spec.laurel is None
-            and spec.shared_block is None and spec.cross_attention is None
+            and spec.shared_block is None and spec.per_layer_embeddings is None
+            and spec.cross_attention is None and not spec.mtp_modules
             and not (spec.moe and spec.moe.shortcut) and draw(st.booleans())):
-        spec = spec.updated(residual_scales={"residual_bias": draw(st.booleans()),
-                                             "branch": draw(st.booleans())})
+        spec = spec.updated(residual_scales={key: draw(st.booleans()) for key in (
+            "residual_bias", "branch", "embedding")})
     return spec
 
 

@@ -71,6 +71,7 @@ def test_the_hint_reaches_the_cli(cli):
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
     ("inkling_text", "RELATIVE_LOGITS"), ("inkling_text", "RESIDUAL_CONVS"),
+    ("zaya", "CCA"), ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a

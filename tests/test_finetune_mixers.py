@@ -710,3 +710,30 @@ def test_inkling_adapters_match_the_reference_model():
 
     spec = spec_from_hf_config(INKLING)
     assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "v", "o", "r"))
+
+
+def test_lora_on_zaya_as_peft_builds_it():
+    """ZAYA1: q_proj, k_proj and o_proj as PEFT builds their adapters on transformers' model
+    and as calc's reference model runs them;
+    v is refused (CCA's v_proj_current and v_proj_delayed, which PEFT's v_proj does not
+    select), as is all-linear beside the MLP router's and the split values' nn.Linear."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    config = {"model_type": "zaya", "vocab_size": 64, "hidden_size": 32, "head_dim": 8,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+              "num_experts": 3, "moe_intermediate_size": 16, "router_hidden_size": 8,
+              "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+    spec, model = spec_from_hf_config(config), build(config)
+    for target in ("q", "k", "o"):
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        pattern = rf"self_attn\.(qkv_proj\.)?{target}_proj$"
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
+        assert counts.by_target[f"lora/{target}"] > 0
+    assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "o"))
+    with pytest.raises(calc.CalcError, match=re.escape("v_proj_current and v_proj_delayed")):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("v",)))
+    with pytest.raises(calc.CalcError, match=re.escape("MLP router (moe.router_mlp)")):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))

@@ -983,7 +983,8 @@ def test_doge_120m_moe_is_its_name():
     assert counts.total == 122_728_992
     assert counts.active == counts.total - 16 * (4096 - 32) * 2 * 512
     assert spec.attention.dynamic_mask.keep == 2048 and spec.moe.sub_keys == 64
-    assert spec.residual_scales is not None and spec.residual_scaled_sublayers == 32
+    # input_residual and post_attention_residual: one scale of d per sublayer, none other
+    assert calc.count_params(spec).components["residual_scales"] == 16 * 2 * 512
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -994,4 +995,57 @@ def test_doge_120m_moe_is_its_name():
 def test_doge_refuses_in_one_line(changes, message):
     with pytest.raises(CalcError, match=re.escape(message)) as error:
         spec_from_hf_config({"model_type": "doge", **changes})
+    assert "\n" not in str(error.value)
+
+
+def test_zaya1_8b_by_hand():
+    """Zyphra/ZAYA1-8B (tests/data): 40 layers of d 2,048, 8 query and 2 KV heads of 128,
+    CCA kernels 2 and 2, 16 experts of 2,048 (SwiGLU), a router of 256 with a skip class, the
+    residual scales at both adds and on the embedding, the tied head. Each part a hand count
+    from modeling_zaya.py; the total is transformers' own count (the released-config test)."""
+    spec = spec_of("zaya1-8b")
+    d, n, hd, (h, kv), r, e = 2048, 40, 128, (8, 2), 256, 16
+    c = calc.count_params(spec).components
+    channels = (h + kv) * hd
+    # k_proj d → h_kv·d_h, v_proj_current and v_proj_delayed d → h_kv·d_h/2 each
+    assert c["attention/kv"] == n * 2 * d * kv * hd
+    assert c["attention/conv"] == n * (channels * 2 + channels + channels * hd * 2 + channels)
+    assert c["attention/qk_norm"] == n * kv  # ZayaQKNorm.temp
+    assert c["moe/router"] == n * (d * r + r + r + 2 * (r * r + r) + r * (e + 1)) + (n - 1) * r
+    assert c["residual_scales"] == n * 2 * 4 * d + 2 * d
+    assert calc.count_params(spec).total == 8_840_488_784
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["attention/conv"] == n * 2 * channels * (2 + hd * 2)
+    assert flops["moe/router"] == n * 2 * (d * r + 2 * r * r + r * (e + 1))
+    assert flops.get("residual_scales", 0) == 0  # element-wise
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"num_experts_per_tok": 2}, "num_experts_per_tok=2: ZayaConfig supports 1 only"),
+    ({"layer_types": ["hybrid"] * 39 + ["full_attention"]},
+     "layer_types must list 'hybrid' or 'hybrid_sliding' for each of the 40 layers"),
+    ({"layer_types": ["hybrid_sliding"] * 40}, "sliding_window"),
+    ({"num_key_value_heads": 3}, "num_attention_heads=8 must be a multiple of "
+                                 "num_key_value_heads=3"),
+])
+def test_zaya_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("zaya1-8b", **changes)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"attention.qk_norm": "head"}, "attention.cca is not defined with attention.qk_norm"),
+    ({"attention.head_dim": 3, "attention.n_kv_heads": 1, "attention.n_heads": 1},
+     "n_kv_heads·head_dim = 3 must be even"),
+    ({"moe.first_dense_layers": 1}, "moe.router_mlp is not defined with moe.first_dense_layers"),
+    ({"layers.exceptions": ({"layers": [0], "ffn": "dense"},)},
+     "moe.router_mlp carries the router's state from each layer to the next"),
+    ({"norm.placement": "sandwich"}, "residual_scales is not allowed with "
+                                     "norm.placement='sandwich'"),
+    ({"parallel_block": True}, "residual_scales is not allowed with parallel_block=True"),
+])
+def test_zaya_parts_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("zaya1-8b").updated(**update)
     assert "\n" not in str(error.value)

@@ -587,6 +587,42 @@ def test_random_modernbert_decoder_configs_match_transformers_and_export_back(co
     assert_matches(spec, exported_as(spec, "modernbert-decoder"), MIN_WINDOW)
 
 
+# ---- ZAYA1: CCA, an MLP router carrying its state, learned residual scales ------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["zaya"]("zaya"), vocab_size=st.integers(1, 50)))
+def test_random_zaya_configs_match_transformers_and_export_back(config):
+    """CCA's two convolutions of any kernel (1: no padding), its split value projections and
+    temperatures, the router's down projection, norm, MLP and skip class, the EDA scale on
+    every layer but the first, the residual scales and the embedding's, full and sliding layers
+    and every bias against transformers, whose CCA pads its depthwise conv and runs
+    v_proj_delayed on a zero token (calc.verify.hf_implementation); and back through zaya's
+    writer (no other writer holds CCA)."""
+    config = {"model_type": "zaya", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "zaya"), MIN_WINDOW)
+
+
+def test_zaya_cache_states_are_calcs_state_cache():
+    """transformers' cache after a forward of ZAYA1 (CPU): each CCA layer's conv state, the
+    last (k_a − 1) + (k_b − 1) inputs over the query and key channels, and its recurrent state,
+    the last token's delayed value (h_kv·d_h/2), beside the keys and values: calc's state cache
+    (calc.formulas.inference), constant in the context."""
+    config = {"model_type": "zaya", **_NO_TOKENS, "vocab_size": 64, "hidden_size": 32,
+              "head_dim": 8, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "num_hidden_layers": 3, "num_experts": 3, "moe_intermediate_size": 16,
+              "router_hidden_size": 8, "cca_time0": 3, "cca_time1": 2}
+    model = hf_reference.build(config, device="cpu")
+    cache = model(input_ids=torch.zeros(1, 5, dtype=torch.long), use_cache=True).cache
+    states = sum(cache.get_conv_state(i, state_idx=0).numel()
+                 + cache.get_recurrent_state(i, state_idx=0).numel() for i in range(3))
+    assert states == 3 * ((2 + 1) * (4 + 2) * 8 + 2 * 8 // 2)
+    spec = spec_from_hf_config(config)
+    for context in (16, 64):
+        served = calc.infer(spec, gpu="h100", context=context, batch=1).inference
+        assert served.state_cache_bytes == 2 * states  # bf16
+
+
 # ---- CPM-Ant: a bucketed score bias, segment and prompt embeddings --------------------------
 @one_feature
 @given(st.builds(dict, STRATEGIES["cpmant"]("cpmant"), vocab_size=st.integers(1, 50)))

@@ -374,3 +374,21 @@ def test_per_layer_embeddings_table_has_states_on_the_first_stage():
     states = _compiled.memory_states(memory_values(spec, opts))
     rest = counts.total - counts.embedding  # the head is tied
     assert states["params_per_gpu"] == counts.embedding + rest * 18 / 35
+
+
+def test_zaya_parts_keep_what_calc_s_convention_says():
+    """ZAYA1's kept tensors beside a GQA + MoE layer's (calc.formulas.memory, not measured):
+    the biased residual and branch at both adds (2·2·d), CCA's conv and norm inputs with a norm
+    per head and the normed keys (3·C + h + h_kv + h_kv·d_h), the router's 7·r, and the
+    embedding's biased copy (d), per token at 2 bytes, one micro-batch, no recomputation."""
+    spec = calc.spec_from_hf_config("tests/data/hf_configs/zaya1-8b.json")
+    plain = spec.updated(**{"attention.cca": None, "moe.router_mlp": None,
+                            "residual_scales": None, "attention.v_head_dim": None})
+    t = 256
+    options = dict(micro_batch=1, seq_len=t, recompute="none", flash_attention=True)
+    ours, theirs = (calc.memory(s, **options).memory.activations for s in (spec, plain))
+    d, r, layers, (h, kv, width) = 2048, 256, 40, (8, 2, 128)
+    channels = (h + kv) * width
+    per_layer = 2 * 2 * d + 3 * channels + h + kv + kv * width + 7 * r
+    assert ours["layers"] - theirs["layers"] == t * layers * per_layer * 2
+    assert ours["embedding"] - theirs["embedding"] == t * d * 2

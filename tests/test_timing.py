@@ -276,3 +276,20 @@ def test_doge_s_operators_add_up_and_split_by_expert_rows():
     units = {field: value for field, value, _ in tensor_parallel_units(spec)}
     assert units["moe.n_experts"] == 4096 and units["moe.d_shared"] == 1024
     assert "moe.d_expert" not in units
+
+
+def test_zaya_operators_add_up_and_price_its_router_and_convs():
+    """ZAYA1: the MLP router's four products, CCA's convs as a recurrence and the residual
+    scales' element-wise bytes; the operators add up to calc's exact forward FLOPs."""
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config("tests/data/hf_configs/zaya1-8b.json")
+    terms = model_terms(spec, 4096)
+    flops = count_flops(spec, 4096)
+    total = (sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
+             + sum(r.flops for r in terms.recurrences))
+    assert total == pytest.approx(flops.forward, rel=1e-12)
+    routers = [(m.n, m.k) for m in terms.matmuls if m.name == "moe/router"]
+    assert routers == [(256, 2048), (256, 256), (256, 256), (17, 256)]
+    assert [r.name for r in terms.recurrences] == ["attention/conv"]
+    assert {e.name for e in terms.elementwise} >= {"zaya"}

@@ -121,6 +121,21 @@ def test_random_specs_with_modernbert_decoders_parts_verify_exactly(spec, seq_le
 
 
 @one_feature
+@given(spec=model_specs().filter(lambda s: s.attention.cca is not None
+                                 or (s.moe is not None and s.moe.router_mlp is not None)
+                                 or s.residual_scales is not None),
+       seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_zaya_parts_verify_exactly(spec, seq_len, device):
+    """ZAYA1's parts beside any other: CCA's two causal convs (2·C·k_a + 2·C·d_h·k_b a token),
+    split values and temperatures, the MLP router carrying its state (its four products), and
+    the residual scales (parameters only)."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
 @given(spec=model_specs().filter(lambda s: s.position.kind == "bucketed"),
        seq_len=st.integers(1, 12), device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_a_bucketed_bias_verify_exactly(spec, seq_len, device):

@@ -86,6 +86,13 @@ target's, computed by the target). A centroid head (CentroidHeadSpec) counts the
 logits, 2·d·C per token (centroid_head), and in place of the full head's 2·d·V the products
 the module computes with the k·V/C head rows of the clusters picked, 2·d·k·V/C (lm_head);
 choosing the top k, gathering the rows and scattering the logits into the V-wide output count 0.
+ZAYA1's compressed convolutional attention (calc.spec.attention.CCASpec) counts W_Q, W_K, its two
+half-width value projections and W_O as GQA's, and its causal convs over the C = (h + h_kv)·d_qk
+query and key channels per token: the depthwise 2·C·k_a and the grouped 2·C·d_qk·k_b
+(attention/conv); the residual q/k means, the L2 norms and the temperature 0. Its MLP router
+(calc.spec.ffn.RouterMLPSpec) counts 2·(d·r + 2·r² + r·(E + 1)) per token and MoE layer
+(moe/router); the carried state's scale, the norm and the GELUs 0. Residual scales
+(calc.spec.residual) are element-wise: 0.
 Backward = 2 × forward; training = 3 × forward (Kaplan et al. 2020 §2.1).
 """
 
@@ -341,6 +348,10 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # DeepSeek-V4's compressors: kv_proj and gate_proj per token (the pooling, a softmax-weighted
     # sum over each window, is elementwise: 0, as norms)
     "attention/compressor": FMA * params.COMPRESSION_WEIGHTS["attention/compressor"],
+    # ZAYA1's CCA: the depthwise conv 2·k_a and the grouped conv 2·d_qk·k_b per channel of the
+    # C = (h + h_kv)·d_qk query and key channels (biases and the residual q/k means 0)
+    "attention/conv": FMA * (params.attention_totals(MATMUL_PER_LAYER)["attention/conv"]
+                             + L_att * params.CCA_CONV_WEIGHTS),
     **{key: FMA * L_ssm * expr for key, expr in mixers.MAMBA_WEIGHTS.items()},
     "mamba/conv": L_ssm * mixers.MAMBA_CONV,
     "mamba/scan": L_ssm * mixers.MAMBA_SCAN,
@@ -409,8 +420,8 @@ SCANS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/scan"] + FORWARD_PER_TOKEN["deltanet
                    + FORWARD_PER_TOKEN["lightning/scan"] + FORWARD_PER_TOKEN["rwkv/scan"]
                    + FORWARD_PER_TOKEN["griffin/scan"] + FORWARD_PER_TOKEN["mlstm/scan"])
 CONVS_PER_TOKEN = (FORWARD_PER_TOKEN["mamba/conv"] + FORWARD_PER_TOKEN["deltanet/conv"]
-                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"]
-                   + FORWARD_PER_TOKEN["attention/conv"] + FORWARD_PER_TOKEN["residual_conv"])
+                   + FORWARD_PER_TOKEN["attention/conv"] + FORWARD_PER_TOKEN["residual_conv"]
+                   + FORWARD_PER_TOKEN["griffin/conv"] + FORWARD_PER_TOKEN["conv/conv"])
 
 FLOPS: dict[str, sympy.Expr] = {
     "weights_per_token": WEIGHT_FLOPS_PER_TOKEN,

@@ -94,13 +94,17 @@ from calc.symbols import (
     d_rw,
     d_v,
     d_v2,
+    h,
     h_g,
     h_g2,
     h_kv,
     h_kv2,
+    i_cca,
     i_kv1,
     i_mla,
     k,
+    k_ca,
+    k_cb,
     k_dn,
     k_gr,
     k_s,
@@ -149,7 +153,10 @@ KV_TOKEN_LAYERS2 = _token_layers(L_att2 - L_kvs2, L_loc2 - L_kvsl2, L_chk2)
 # mLSTM: per head its matrix memory d_mk × d_mv, normaliser d_mk and stabiliser m, xLSTMCache's
 # rnn_state;
 # short conv: k − 1 inputs; a cross-attention layer: the keys and values of the sequence's T_img
-# image tokens, fixed whatever the context, MllamaTextCrossAttention's cache.update).
+# image tokens, fixed whatever the context, MllamaTextCrossAttention's cache.update; ZAYA1's CCA
+# layers beside their keys and values: the convs' last (k_a − 1) + (k_b − 1) inputs over the
+# (h + h_kv)·d_qk query and key channels and the last token's delayed value, h_kv·d_qk/2,
+# ZayaCCAProjection's conv and recurrent states).
 STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_dn * (H_v * d_lk * d_lv
                             + (k_dn - 1) * (2 * mixers.DN_KEYS + mixers.DN_VALUES))
@@ -158,7 +165,9 @@ STATE_ELEMENTS = (L_ssm * (d_in * N_s + (k_s - 1) * mixers.CONV_CHANNELS)
                   + L_gr * (d_gr + (k_gr - 1) * d_gr)
                   + L_ml * H_ml * (d_mk * d_mv + d_mk + 1)
                   + L_sc * (k_sc - 1) * d
-                  + L_xa * T_img * h_kv * (d_qk + d_v))
+                  + L_xa * T_img * h_kv * (d_qk + d_v)
+                  + L_att * i_cca * ((k_ca - 1 + k_cb - 1) * (h + h_kv) * d_qk
+                                     + h_kv * d_qk / 2))
 
 WEIGHTS = q_w * N
 # Copies of the cache over the K GPUs: K·h_g heads held where the model has h_kv (MLA: 1).

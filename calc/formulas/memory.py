@@ -103,6 +103,7 @@ from calc.symbols import (
     a_v,
     b,
     b_qkv,
+    b_rsc,
     d,
     d_e,
     d_ff,
@@ -118,6 +119,7 @@ from calc.symbols import (
     h_t2,
     i_ao,
     i_au,
+    i_cca,
     i_diff,
     i_drop,
     i_dsa,
@@ -153,8 +155,12 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_rbr,
     i_rnu,
     i_rope,
+    i_rsc,
+    i_rse,
+    i_rt,
     i_sba,
     i_scores,
     i_shared_gate,
@@ -195,6 +201,7 @@ from calc.symbols import (
     r_ng,
     r_o,
     r_q,
+    r_rt,
     r_sb,
     u_ao,
     u_g,
@@ -325,6 +332,24 @@ ALTUP_MODEL = i_au * (n_au - 1) * d * q_a
 # per-token logits and the gathered bias are transients (their gradients need only the index).
 RESIDUAL_CONV_ON = sympy.Min(k_rc, 1)
 RESIDUAL_CONV_LAYER = RESIDUAL_CONV_ON * 2 * d * q_a
+
+# ZAYA1's parts (transformers 5.24.0 modeling_zaya.py), calc's convention, not measured against
+# transformers' saved tensors. Residual scales (calc.spec.residual): a product with a learned
+# vector keeps its other factor for the vector's gradient only (none on a frozen base): the
+# biased residual r + b_r and the biased branch x + b_x, d each per sublayer where the model
+# has them (the residual itself is the next norm's input, kept there); the embedding's e + b
+# once. CCA on each attention layer, on one rank's heads: the two convs' inputs, C = (h +
+# h_kv)·d_qk each, for their weights; the L2 norms' inputs (C) and one norm per head; the
+# normed keys for the temperature's gradient (h_kv·d_qk). The MLP router on each MoE layer,
+# replicated: the carried state (the scale's operand), the inputs of fc1, fc2 and out_proj for
+# their weights (the down projection reads the FFN's normed input, kept for the experts), and
+# the norm's and the two GELUs' inputs (r_rt each).
+RESIDUAL_SCALES_SUBLAYER = i_rsc * (1 - i_frozen) * (b_rsc + i_rbr) * d * q_a
+RESIDUAL_SCALES_MODEL = i_rsc * i_rse * (1 - i_frozen) * d * q_a
+CCA_CHANNELS = (h + h_kv) * d_qk
+CCA_PER_RANK = i_cca * ((1 - i_frozen) * (2 * CCA_CHANNELS + h_kv * d_qk) + CCA_CHANNELS
+                        + h + h_kv) * q_a / n_tp
+ROUTER_MLP_LAYER = i_rt * ((1 - i_frozen) * 4 * r_rt + 3 * r_rt) * q_a
 
 # A.X-K2's gated norm (norm.gate_rank; modular_axk2.py AXK2GatedRMSNorm: y = N(x), then
 # y · σ(fc2(SiLU(fc1(y))))), on every layer's mixer norm and the MoE layers' FFN norm: the
@@ -548,8 +573,10 @@ STORED_PER_TOKEN = IN_FLIGHT * (
      + FFN_LAYERS_S * (FFN_OUTSIDE + DROPOUT_MASK) + L_sm * MOE_NORM_INPUT
      + (L_s + L_sm) * NORM_GATE
      + (L_s - L_s_att) * MIXER_OUTSIDE
-     + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER + RESIDUAL_CONV_LAYER))
+     + L_s * (PLE_LAYER + ALTUP_LAYER + LAUREL_LAYER + RESIDUAL_CONV_LAYER)
+     + (L_s + FFN_LAYERS_S) * RESIDUAL_SCALES_SUBLAYER + L_sm * ROUTER_MLP_LAYER)
     / n_tp**i_sp
+    + L_s_att * CCA_PER_RANK
     + over_stage_attention(ATTENTION_PER_RANK + (1 + i_diff) * i_scores * SCORES / n_tp)
     + L_s_sel * i_scores * (SELECTED_SCORES - SCORES) / n_tp
     - over_stage_kv_shared(KV_OWN_PER_RANK)
@@ -604,7 +631,8 @@ ACTIVATIONS: dict[str, sympy.Expr] = {
     # d_qk, the activations' dtype), which every layer keeps (each checkpoint too, for its
     # recompute).
     "embedding": INTERLEAVED * IN_FLIGHT * TOKENS * (TOKEN_ID_BYTES + i_drop * MASK_BYTES * d
-                                                     + PLE_MODEL + ALTUP_MODEL + DRAFTER_IN)
+                                                     + PLE_MODEL + ALTUP_MODEL + DRAFTER_IN
+                                                     + RESIDUAL_SCALES_MODEL)
                  / n_tp**i_sp
                  + i_hf * i_rope * 2 * T * d_qk * q_a,
     # The logits as the loss holds them, V_o a token (the head's rows): q_L bytes each

@@ -66,6 +66,7 @@ from calc.symbols import (
     b_ph,
     b_qkv,
     b_router,
+    b_rsc,
     d,
     d_e,
     d_emb,
@@ -88,6 +89,7 @@ from calc.symbols import (
     h_kv2,
     i_au,
     i_bn,
+    i_cca,
     i_diff,
     i_dm,
     i_dsa,
@@ -119,9 +121,13 @@ from calc.symbols import (
     i_qk_proj,
     i_qlora,
     i_qw,
+    i_rbr,
     i_rel,
     i_rgs,
     i_rs,
+    i_rsc,
+    i_rse,
+    i_rt,
     i_sba,
     i_shared_gate,
     i_sink,
@@ -130,6 +136,8 @@ from calc.symbols import (
     i_sub,
     i_tied,
     k,
+    k_ca,
+    k_cb,
     k_rc,
     m_csa,
     m_hca,
@@ -139,7 +147,6 @@ from calc.symbols import (
     n_norm,
     n_pb,
     n_pk,
-    n_rs,
     p_le,
     r_kv,
     r_kv2,
@@ -148,9 +155,9 @@ from calc.symbols import (
     r_o,
     r_q,
     r_q2,
+    r_rt,
     r_sb,
     w,
-    w_rs,
 )
 
 # Parameters of one norm per unit of width: γ, plus β for a LayerNorm with bias (neither for
@@ -246,7 +253,18 @@ ATTENTION_CONV = k_rc * h_kv * (d_qk + d_v)
 K_NORM = NORM * (i_qk_head * d_qk + i_qk_proj * h_kv * d_qk)
 # DeepSeek-V4's query norm has no γ (q_b_norm, a DeepseekV4UnweightedRMSNorm), its key's has
 # (kv_norm): 1_qw = 0.
-ATTENTION_QK_NORM = NORM * i_qw * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
+ATTENTION_QK_NORM = (NORM * i_qw * (i_qk_head * d_qk + i_qk_proj * h * d_qk) + K_NORM
+                     + i_cca * h_kv)
+# ZAYA1's compressed convolutional attention (calc.spec.attention.CCASpec; transformers 5.24.0
+# modeling_zaya.py ZayaCCAProjection): W_Q, W_K and W_V as GQA's (v_proj_current and
+# v_proj_delayed, d → h_kv·d_h/2 each, carry W_V's weights and bias), and over the C =
+# (h + h_kv)·d_qk channels of the queries and keys side by side conv_qk_depthwise
+# (Conv1d(C, C, k_a, groups=C): C·k_a weights) and conv_qk_grouped (Conv1d(C, C, k_b, groups=h +
+# h_kv): C·d_qk·k_b weights), each with its C biases. ZayaQKNorm's temp, one value per key/value
+# head, is the L2 norm's only parameter (attention/qk_norm).
+CCA_CHANNELS = (h + h_kv) * d_qk
+CCA_CONV_WEIGHTS = i_cca * CCA_CHANNELS * (k_ca + d_qk * k_cb)
+CCA_CONV = CCA_CONV_WEIGHTS + i_cca * 2 * CCA_CHANNELS
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
@@ -324,6 +342,8 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/gate": ATTENTION_GATE,
     "attention/router": ATTENTION_WEIGHTS["attention/router"],
     "attention/position": ATTENTION_POSITION,
+    # ZAYA1's CCA convolutions over q and k, Inkling's residual convolutions on k and v
+    "attention/conv": CCA_CONV + ATTENTION_CONV,
     "attention/qk_norm": ATTENTION_QK_NORM,
     "attention/sinks": ATTENTION_SINKS,
     "attention/lambda": ATTENTION_LAMBDA,
@@ -333,7 +353,6 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
     + i_dm * h_kv + b_dm * h_kv,
     "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
-    "attention/conv": ATTENTION_CONV,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -385,12 +404,19 @@ SHARED_EXPERT = _expert(d_s)
 # Product keys (Lample et al. 2019 §3.2; DogeCDMoE.router_gate Linear(d, 2·⌊√E⌋, bias=False)):
 # two halves of n_pk = ⌊√E⌋ sub-key scores instead of one score per expert. Inkling's router
 # (InklingTopkRouter) scores its E_s shared experts too, weight (E + E_s) × d, and scales every
-# routing weight by one learned scalar, global_scale (1_router-scale).
-ROUTER_WEIGHTS = (1 - i_pk) * d * (E + E_0 + i_srt * E_s) + i_pk * d * 2 * n_pk
+# routing weight by one learned scalar, global_scale (1_router-scale). ZAYA1's router
+# (calc.spec.ffn.RouterMLPSpec; modeling_zaya.py ZayaRouter, ZayaRouterMLP): down_proj d → r_rt,
+# fc1 and fc2 r_rt → r_rt, out_proj r_rt → E + 1 (the skip class) in place of Linear(d, E); the
+# first three with bias, a norm over r_rt, and router_states_scale, r_rt values on every MoE
+# layer but the first (components takes the first's off).
+ROUTER_MLP_WEIGHTS = d * r_rt + 2 * r_rt**2 + r_rt * (E + 1)
+ROUTER_WEIGHTS = ((1 - i_pk - i_rt) * d * (E + E_0 + i_srt * E_s) + i_pk * d * 2 * n_pk
+                  + i_rt * ROUTER_MLP_WEIGHTS)
 MOE_FFN: dict[str, sympy.Expr] = {
     # Gemma 4 (modeling_gemma4.py, Gemma4TextRouter): scale, d values on the router's input
     # after a norm without weights, and per_expert_scale, E values on the chosen weights
-    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E) + i_rgs,
+    "moe/router": ROUTER_WEIGHTS + b_router * (E + E_0) + i_rs * (d + E) + i_rgs
+    + i_rt * r_rt * (3 + NORM + 1),
     "moe/experts": E * EXPERT,
     "moe/shared": E_s * SHARED_EXPERT + i_shared_gate * d,
     "moe/bias": b_moe * d,  # JetMoE: one bias on the combined output (JetMoeMoE.bias)
@@ -426,10 +452,6 @@ ONCE: dict[str, sympy.Expr] = {
     # both bias=False; D = 0 without a drafter
     "drafter/projections": 3 * D_tg * d,
     "final_norm": i_norm_final * NORM * d,
-    # learned residual scales (calc.spec.residual): w_rs vectors of d (the scale; a residual
-    # bias; a branch scale and bias) on each of the n_rs residual-scaled sublayers (Doge's
-    # input_residual and post_attention_residual: w_rs = 1, n_rs = 2L)
-    "residual_scales": n_rs * w_rs * d,
     # Gemma4AssistantMaskedEmbedder: centroids Linear(d, C, bias=False); its token_ordering is
     # a buffer (V indices), not a parameter
     "centroid_head": C_cen * d,
@@ -575,11 +597,18 @@ CROSS_ATTENTION: dict[str, sympy.Expr] = {
     "cross_attention/gates": sympy.Integer(CROSS_ATTENTION_GATES),
 }
 
+# Learned residual scales (calc.spec.residual.ResidualScalesSpec): at each residual add (the
+# mixer's, and the FFN's where the layer has one) a scale on the residual (Doge's
+# input_residual), its bias, and a scale and bias on the sublayer's output (ZAYA1's
+# ZayaResidualScaling); the embedding's scale and bias once.
+RESIDUAL_SCALES: dict[str, sympy.Expr] = {
+    "residual_scales": i_rsc * d * (1 + b_rsc + 2 * i_rbr)}
+
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
     (L, RESIDUAL_CONV),
-    (L, HYPER_CONNECTIONS),
+    (L, HYPER_CONNECTIONS), (L + L_dense + L_moe, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),
     (L_gr, mixers.GRIFFIN), (L_ml, mixers.MLSTM), (L_sc, mixers.SHORT_CONV),
@@ -620,6 +649,9 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     # ModernBERT decoder: layer 0's attn_norm is nn.Identity (ModernBertDecoderLayer), one
     # norm of the L·n_norm fewer (norm.first_mixer_norm, 1_n0 = 0)
     out["norms"] -= (1 - i_n0) * NORM * d
+    # ZAYA1's first MoE layer has no router_states_scale (ZayaRouter.use_eda = layer_idx != 0)
+    out["moe/router"] -= i_rt * r_rt
+    out["residual_scales"] += i_rse * 2 * d  # the embedding's scale and bias
     return out
 
 

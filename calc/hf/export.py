@@ -84,7 +84,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             "branch_norms": moe.branch_norms, "router_scales": moe.router_scales,
             "product_keys": moe.product_keys,
             "shared_in_router": moe.shared_in_router,
-            "router_global_scale": moe.router_global_scale},
+            "router_global_scale": moe.router_global_scale, "router_mlp": moe.router_mlp},
         "moe.layers": spec.moe_layers,
         "norm.kind": norm.kind, "norm.bias": norm.has_bias, "norm.placement": norm.placement,
         "norm.final": norm.final, "norm.embedding": norm.embedding,
@@ -103,7 +103,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
         "altup": spec.altup, "laurel": spec.laurel,
-        "residual_scales": spec.residual_scales,
+        "attention.cca": att.cca, "residual_scales": spec.residual_scales,
     }
 
 

@@ -84,6 +84,7 @@ from calc.hf.families import (
     xlstm,
     youtu,
     zamba,
+    zaya,
 )
 from calc.hf.model_type import ModelType
 
@@ -194,6 +195,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     mllama.MLLAMA_TEXT_MODEL,
     bailing.BAILING_HYBRID,
     modernbert.MODERNBERT_DECODER,
+    zaya.ZAYA,
     cpmant.CPMANT,
     doge.DOGE,
     inkling.INKLING_TEXT,

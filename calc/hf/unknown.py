@@ -33,8 +33,6 @@ NEEDS = {
     "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
                 "per token",
     # attention and residual parts the spec lacks
-    "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
-            "KV head), learned residual scales and biases, and an MLP router",
     # modeling_inkling2.py (transformers 5.24.0): Inkling2BlockAttentionResidual mixes the
     # states of earlier blocks of n_layers_per_attn_res_block layers into each layer's
     # attention and MLP inputs by learned queries (three on the full layers, one per q/k/v

@@ -264,10 +264,10 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
 def _part_sentences(spec: ModelSpec) -> list[str]:
     """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
     indexer or MiniMax-M3's block-sparse one, DeepSeek-V4's compressed layers, differential
-    attention, Doge's dynamic mask, product-key experts and residual scales, Inkling's relative
-    bias and residual convolutions, a shared block, per-layer embeddings, Gemma 3n's AltUp or
-    LAuReL, cross-attention layers, and the scans (Mamba, gated DeltaNet, short convolutions and
-    the other recurrent mixers)."""
+    attention, Doge's dynamic mask and product-key experts, Inkling's relative bias and
+    residual convolutions, ZAYA1's CCA and MLP router, residual scales, a shared block,
+    per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the scans
+    (Mamba, gated DeltaNet, short convolutions and the other recurrent mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None and att.mla is not None, counting.SPARSE_ATTENTION),
              (att.indexer is not None and att.mla is None, counting.BLOCK_SPARSE_ATTENTION),
@@ -282,6 +282,9 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (spec.per_layer_embeddings is not None, counting.PER_LAYER_EMBEDDINGS),
              (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
              (spec.cross_attention is not None, counting.CROSS_ATTENTION),
+             (att.cca is not None, counting.CCA),
+             (spec.moe is not None and spec.moe.router_mlp is not None, counting.ROUTER_MLP),
+             (spec.residual_scales is not None, counting.RESIDUAL_SCALES),
              (bool(set(spec.mixer_kinds) - {"attention", "cross_attention"}), counting.SCANS))
     return [sentence for has, sentence in parts if has]
 

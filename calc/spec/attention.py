@@ -203,6 +203,23 @@ class CompressionSpec(Frozen):
         return self
 
 
+class CCASpec(Frozen):
+    """Compressed convolutional attention as ZAYA1 builds it (Figliolia et al. 2025, arXiv
+    2510.04476; transformers 5.24.0 modeling_zaya.py ZayaCCAProjection, ZayaQKNorm): W_Q and W_K
+    as GQA's, their outputs side by side, C = (h + h_kv)·d_h channels, through a causal depthwise
+    conv1d of kernel k_a and then a grouped conv1d of kernel k_b with one group per head (d_h
+    channels in and out), both with bias; to those the residual paths add the mean of each
+    query head and its key head and, for each key head, the mean of that over its query heads
+    (element-wise); W_V as two projections d → h_kv·d_h/2, one of the current token and one
+    of the previous token (v_proj_current, v_proj_delayed); queries and keys L2-normed to
+    √d_h and the keys scaled by one learned temperature per key/value head."""
+
+    kernel: int = Field(2, ge=1, le=64, description="kernel k_a of the depthwise conv "
+                                                    "(cca_time0)")
+    grouped_kernel: int = Field(2, ge=1, le=64, description="kernel k_b of the grouped conv "
+                                                            "(cca_time1)")
+
+
 class AttentionSpec(Frozen):
     """Self-attention: heads, KV sharing, biases, QK-norm, windows, or MLA."""
 
@@ -296,6 +313,10 @@ class AttentionSpec(Frozen):
         None, description="a relative-position bias projected per token: r_proj d → h·d_rel "
                           "times a d_rel × extent bank gives each head a bias per backward "
                           "distance (Inkling's r_proj and rel_logits_proj)")
+    cca: CCASpec | None = Field(
+        None, description="compressed convolutional attention (ZAYA1): causal convolutions "
+                          "over the queries and keys, residual q/k paths, values half of the "
+                          "current and half of the previous token, a temperature per KV head")
     kind_shapes: dict[AttentionKind, KindShape] = Field(
         default_factory=dict, max_length=1,
         description="head shapes of their own for the attention layers of one kind (global, "
@@ -373,6 +394,8 @@ class AttentionSpec(Frozen):
             self._check_dynamic_mask()
         if self.relative_logits is not None:
             self._check_relative_logits()
+        if self.cca is not None:
+            self._check_cca()
         if self.kv_cached_once and not self.k_eq_v:
             raise ValueError("attention.kv_cached_once=true needs attention.k_eq_v=true (only "
                              "keys that are the values can be cached once)")
@@ -389,6 +412,26 @@ class AttentionSpec(Frozen):
                 raise ValueError(f"attention.layer_pattern has {kind} layers but "
                                  f"attention.{size} is not set")
         return self
+
+    def _check_cca(self) -> None:
+        """CCA's convolutions read GQA's W_Q and W_K outputs of one head width, its values are
+        viewed as heads of that width and its own L2 norm stands for a QK-norm (ZayaCCAProjection,
+        ZayaQKNorm)."""
+        parts = [name for name, on in (
+            ("attention.mla", self.mla is not None), ("attention.experts", bool(self.experts)),
+            ("attention.differential", self.differential),
+            ("attention.kind_shapes", bool(self.kind_shapes)),
+            ("attention.q_lora_rank", self.q_lora_rank is not None),
+            ("attention.output_groups", self.output_groups is not None),
+            ("attention.output_gate", self.output_gate), ("attention.k_eq_v", self.k_eq_v),
+            ("attention.kv_shared_layers", bool(self.kv_shared_layers)),
+            ("attention.v_head_dim", self.v_head_dim is not None),
+            ("attention.qk_norm", self.qk_norm != "none"), ("attention.sinks", self.sinks),
+            ("attention.indexer", self.indexer is not None),
+            ("attention.compression", self.compression is not None)) if on]
+        if parts:
+            raise ValueError(f"attention.cca is not defined with {', '.join(parts)} (ZAYA1's "
+                             f"CCA has GQA heads of one width and its own L2 norm)")
 
     def _check_latent_gate(self) -> None:
         """A.X-K2's q_gate_proj reads the query latent and yields a gate per channel."""

@@ -61,6 +61,18 @@ class FFNSpec(Frozen):
         return ACTIVATION_PARAMS.get(self.activation, 0)
 
 
+class RouterMLPSpec(Frozen):
+    """ZAYA1's router (transformers 5.24.0 modeling_zaya.py ZayaRouter, ZayaRouterMLP): the
+    input down-projected d → r with bias; on every MoE layer but the first, plus the previous
+    layer's r-wide router state times a learned scale of r values (EDA, router_states_scale);
+    then a norm over r (the model's kind), fc1 and fc2 r → r with bias and GELU, and out_proj
+    r → E + 1 without bias: the experts and one skip class, whose token transformers runs
+    through expert 0 at weight 0 (the routes masked to index 0) in its grouped and batched
+    paths; balancing_biases, E + 1 values, is a buffer."""
+
+    width: int = Field(ge=1, le=MAX_WIDTH, description="router width r (router_hidden_size)")
+
+
 class MoESpec(Frozen):
     """Mixture-of-experts FFN (Switch/GShard style) with optional shared experts."""
 
@@ -129,6 +141,10 @@ class MoESpec(Frozen):
                            "picked by product keys: the router d → 2·⌊√E⌋ scores two halves of "
                            "sub-keys, the top ⌊√E⌋ of each half are paired and the top_k of "
                            "the ⌊√E⌋² sums chosen (the sums and choices count 0)")
+    router_mlp: RouterMLPSpec | None = Field(
+        None, description="ZAYA1's router in place of Linear(d, E): d → r with bias, the "
+                          "previous layer's router state through a learned scale, a norm, "
+                          "two r → r layers with bias and GELU, r → E + 1 (a skip class)")
     first_dense_layers: int = Field(0, ge=0, le=MAX_LAYERS,
                                     description="leading layers with a dense FFN (DeepSeek: 3)")
     every: int = Field(1, ge=1, le=MAX_LAYERS,
@@ -154,6 +170,8 @@ class MoESpec(Frozen):
                              f"layer indices, each once")
         if self.product_keys:
             self._check_product_keys()
+        if self.router_mlp is not None:
+            self._check_router_mlp()
         if self.branch_norms and not self.n_shared_experts:
             raise ValueError("moe.branch_norms=True needs moe.n_shared_experts >= 1 (a norm "
                              "after the shared experts' branch)")
@@ -183,7 +201,8 @@ class MoESpec(Frozen):
             ("moe.shortcut", self.shortcut), ("moe.branch_norms", self.branch_norms),
             ("moe.shared_expert_gate", self.shared_expert_gate),
             ("moe.shared_in_router", self.shared_in_router),
-            ("moe.router_global_scale", self.router_global_scale)) if on]
+            ("moe.router_global_scale", self.router_global_scale),
+            ("moe.router_mlp", self.router_mlp is not None)) if on]
         if parts:
             raise ValueError(f"moe.product_keys is not defined with {', '.join(parts)}")
 
@@ -191,6 +210,19 @@ class MoESpec(Frozen):
     def sub_keys(self) -> int:
         """Sub-keys of each half of a product-key router: ⌊√E⌋ (0 without product keys)."""
         return math.isqrt(self.n_experts) if self.product_keys else 0
+
+    def _check_router_mlp(self) -> None:
+        """ZAYA1's router carries its state from each layer to the next: every layer has one
+        (ZayaSparseMoeBlock), and it replaces the linear router's variants."""
+        parts = [name for name, on in (
+            ("moe.first_dense_layers", self.first_dense_layers), ("moe.every", self.every > 1),
+            ("moe.n_zero_experts", self.n_zero_experts), ("moe.router_bias", self.router_bias),
+            ("moe.router_scales", self.router_scales), ("moe.hash_layers", self.hash_layers),
+            ("moe.shortcut", self.shortcut), ("moe.shared_in_router", self.shared_in_router),
+            ("moe.router_global_scale", self.router_global_scale)) if on]
+        if parts:
+            raise ValueError(f"moe.router_mlp is not defined with {', '.join(parts)} (ZAYA1's "
+                             f"router is on every layer and carries its state to the next)")
 
     @property
     def shared_width(self) -> int:

@@ -411,6 +411,8 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         if n > 1:
             shapes["altup_projections"] = TargetShape(((d, d),))
             shapes["altup_unembed_projections"] = TargetShape(((d, d),))
+    if spec.attention.cca is not None:  # ZayaCCAProjection: v_proj_current, v_proj_delayed
+        shapes.pop("v", None)
     if spec.attention.kv_shared_layers == spec.n_layers:  # a drafter's layers read the target's
         for name in ("k", "v"):  # keys and values: no k_proj or v_proj anywhere
             shapes.pop(name, None)
@@ -430,6 +432,9 @@ def _lacks(spec: ModelSpec, target: str) -> str:
         return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
     if target == "r" and spec.attention.relative_logits is None:
         return "its attention has no relative bias projected per token (r_proj)"
+    if target == "v" and spec.attention.cca is not None:
+        return ("its values are CCA's v_proj_current and v_proj_delayed, which PEFT's v_proj "
+                "does not select")
     if target in ("k", "v") and spec.attention.kv_shared_layers == spec.n_layers:
         return "every layer reads the target's keys and values (attention.kv_shared_layers)"
     if target in ATTENTION_TARGETS:
@@ -528,6 +533,16 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s gated norms (norm.gate_rank) have "
                 f"their own fc1/fc2 projections, which calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
+        moe = spec.moe
+        if (moe is not None and moe.router_mlp is not None and spec.n_moe_layers) or (
+                spec.attention.cca is not None and spec.n_attention_layers):
+            # ZayaRouter's down_proj and ZayaRouterMLP's fc1, fc2, out_proj, and
+            # ZayaCCAProjection's v_proj_current and v_proj_delayed are nn.Linear modules
+            # all-linear adapts
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s MLP router (moe.router_mlp) and CCA's "
+                f"split value projections (attention.cca) are nn.Linear modules PEFT adapts and "
+                f"calc does not; name targets from {', '.join(shapes)}")
         if spec.prediction_head is not None:
             # ModernBertDecoderPredictionHead's dense is an nn.Linear all-linear adapts (only
             # the output layer, decoder, is left out)

@@ -225,6 +225,12 @@ class ModelSpec(Frozen):
                           "residual_bias a bias of d on the stream and with branch a scale and "
                           "bias of d on the output (ZAYA's ZayaResidualScaling)")
 
+    residual_scales: ResidualScalesSpec | None = Field(
+        None, description="learned vectors on each sublayer's residual add: a scale on the "
+                          "residual, optionally its bias, and a scale and bias on the "
+                          "sublayer's output; optionally a scale and bias on the embedding "
+                          "(Doge's input_residual; ZAYA1's ZayaResidualScaling)")
+
     @model_validator(mode="wrap")
     @classmethod
     def _checked(cls, data: Any, handler: ModelWrapValidatorHandler[ModelSpec]) -> ModelSpec:
@@ -329,6 +335,15 @@ class ModelSpec(Frozen):
         if att.dynamic_mask is not None and set(self.mixer_kinds) != {"attention"}:
             raise ValueError("attention.dynamic_mask: every layer's mixer is attention (Doge); "
                              "it is not defined beside other mixers")
+        if att.cca is not None and (self.n_kv_heads * self.head_dim_qk) % 2:
+            raise ValueError(f"attention.cca: the values are half of the current and half of "
+                             f"the previous token, so n_kv_heads·head_dim = "
+                             f"{self.n_kv_heads * self.head_dim_qk} must be even")
+        if self.moe is not None and self.moe.router_mlp is not None and (
+                not all(self.moe_layers) or self.mtp_modules):
+            raise ValueError("moe.router_mlp carries the router's state from each layer to the "
+                             "next: every layer's FFN must be an MoE (layers.ffn_pattern), "
+                             "without mtp_modules")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -336,27 +351,22 @@ class ModelSpec(Frozen):
         return self
 
     def _check_residual_scales(self) -> None:
-        """The scales sit on the residual sum of a sequential pre-norm layer on one stream,
-        as Doge's and ZAYA's layers are."""
-        parts = [name for name, on in (
-            ("norm.placement other than pre", self.norm.placement != "pre"),
-            ("parallel_block", self.parallel_block),
-            ("hyper_connections", self.hyper_connections is not None),
-            ("altup", self.altup is not None), ("laurel", self.laurel is not None),
-            ("shared_block", self.shared_block is not None),
-            ("moe.shortcut", self.moe is not None and self.moe.shortcut),
-            ("cross_attention", self.cross_attention is not None),
-            ("mtp_modules", bool(self.mtp_modules))) if on]
-        if parts:
-            raise ValueError(f"residual_scales is not defined with {', '.join(parts)}")
-
-    @property
-    def residual_scaled_sublayers(self) -> int:
-        """Sublayers whose residual sum is scaled: each layer's mixer, and its FFN where it
-        has one (0 without residual_scales)."""
-        if self.residual_scales is None:
-            return 0
-        return self.n_layers + sum(kind != "none" for kind in self.ffn_kinds)
+        """Scales at the residual adds of a sequential pre-norm layer (its mixer's, and its
+        FFN's where it has one) on one residual stream (DogeDecoderLayer, ZayaDecoderLayer)."""
+        why = ("parallel_block=True" if self.parallel_block
+               else f"norm.placement={self.norm.placement!r}" if self.norm.placement != "pre"
+               else "hyper_connections" if self.hyper_connections is not None
+               else "altup" if self.altup is not None
+               else "laurel" if self.laurel is not None
+               else "shared_block" if self.shared_block is not None
+               else "per_layer_embeddings" if self.per_layer_embeddings is not None
+               else "cross_attention" if self.cross_attention is not None
+               else f"mtp_modules={self.mtp_modules}" if self.mtp_modules
+               else "moe.shortcut" if self.moe is not None and self.moe.shortcut
+               else None)
+        if why is not None:
+            raise ValueError(f"residual_scales is not allowed with {why}: calc holds the scales "
+                             f"at the two residual adds of a sequential pre-norm layer")
 
     def _check_bucketed(self) -> None:
         """A bucketed bias has one value per head of the model's attention for each row, and
@@ -388,12 +398,14 @@ class ModelSpec(Frozen):
                 or self.laurel is not None or self.mtp_modules
                 or self.attention.mla is not None or self.attention.experts
                 or self.attention.kv_shared_layers or self.attention.differential
-                or self.attention.k_eq_v
+                or self.attention.k_eq_v or self.attention.cca is not None
+                or self.residual_scales is not None
                 or any(shape.k_eq_v for shape in self.attention.kind_shapes.values())):
             raise ValueError("residual_conv is defined for sequential pre-norm layers of "
-                             "attention (MHA/GQA, no mla, experts, differential, k_eq_v or "
-                             "kv-shared layers) and an FFN each, without parallel_block, "
-                             "shared_block, hyper_connections, altup, laurel or mtp_modules")
+                             "attention (MHA/GQA, no mla, experts, differential, k_eq_v, cca "
+                             "or kv-shared layers) and an FFN each, without parallel_block, "
+                             "shared_block, hyper_connections, altup, laurel, residual_scales "
+                             "or mtp_modules")
 
     def _check_per_layer_embeddings(self) -> None:
         """Per-layer embeddings as Gemma 4 builds them: the gate's activation is the FFN's, the

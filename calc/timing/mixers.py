@@ -190,6 +190,12 @@ def recurrences(spec: ModelSpec, flops: Mapping[str, float]) -> list[Recurrence]
         ops.append(Recurrence("mlstm/scan", flops["mlstm/scan"],
                               counts["mlstm"] * (2 * ml.d_qk + 2 * ml.d_v + 4 * ml.n_heads) * q,
                               "tensor", SCAN_BACKWARD))
+    cca = spec.attention.cca
+    if cca is not None:  # ZAYA1's two convs over q and k, each reading and writing C channels
+        channels = (spec.attention.n_heads + spec.n_kv_heads) * spec.head_dim_qk
+        ops.append(Recurrence("attention/conv", flops["attention/conv"],
+                              counts["attention"] * 2 * 2 * channels * q, "vector",
+                              CONV_BACKWARD))
     if spec.short_conv is not None:
         ops.append(Recurrence("conv/conv", flops["conv/conv"], counts["conv"] * 2 * d * q,
                               "vector", CONV_BACKWARD))

@@ -171,9 +171,18 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         matmuls += _ffn("mlp", plain, width, d, gated, dense - wide)
         if wide:
             matmuls += _ffn("mlp", flops["mlp"] - plain, 2 * width, d, gated, wide)
+    if moe is not None and moe.router_mlp is not None:
+        # ZAYA1's router: down d → r, fc1 and fc2 r → r, out_proj r → E + 1, replicated
+        r = moe.router_mlp.width
+        weights = ((r, d), (r, r), (r, r), (moe.n_experts + 1, r))
+        total = sum(n * k for n, k in weights)
+        matmuls += [Matmul("moe/router", flops["moe/router"] * n * k / total, n, k, n_moe,
+                           "none") for n, k in weights]
+    elif moe is not None:
+        matmuls.append(
+            Matmul("moe/router", flops["moe/router"], moe.router_width, d, n_moe, "none"))
     if moe is not None:
         matmuls += [
-            Matmul("moe/router", flops["moe/router"], moe.router_width, d, n_moe, "none"),
             # product-key experts (Doge's CDMoE): one neuron each, d → 1 → d without a gate
             *_ffn("moe/experts", flops["moe/experts"], moe.d_expert, d,
                   gated and not moe.product_keys, n_moe, True),
@@ -338,6 +347,31 @@ def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[
                    width, 2 * spec.n_layers, "none"),
             Matmul("hyper_connections/head", flops["hyper_connections/head"], n, width, 1,
                    "none")]
+
+
+def _zaya_bytes(spec: ModelSpec) -> int:
+    """ZAYA1's element-wise kernels beyond a plain layer's, per token, all layers, each reading
+    its inputs and writing its output once: the residual scales (a scale or bias on a d-wide
+    term reads and writes d; the branch's bias and scale two of them, the residual's one or
+    two, the embedding's two once); CCA's residual paths (the query and repeated key heads'
+    mean, h·d_h from 2·h·d_h, the key heads' mean over their query heads, and their sums with
+    the convs' outputs, 3 of each width), its L2 norms and temperature (read and write each
+    head) and the values' concatenation (h_kv·d_h); the router's norm, two GELUs and the
+    carried state's scale and sum (r wide)."""
+    d, scales, out = spec.d_model, spec.residual_scales, 0
+    counts = spec.layer_counts
+    if scales is not None:
+        per_sublayer = 1 + int(scales.residual_bias) + 2 * int(scales.branch)
+        sublayers = spec.n_layers + sum(kind != "none" for kind in spec.ffn_kinds)
+        out += sublayers * per_sublayer * 2 * d + 2 * 2 * d * int(scales.embedding)
+    if spec.attention.cca is not None:
+        h, kv, width = spec.attention.n_heads, spec.n_kv_heads, spec.head_dim_qk
+        paths = 3 * h * width + (h + kv) * width + 3 * (h + kv) * width
+        out += counts["attention"] * (paths + 2 * (h + 2 * kv) * width + 2 * kv * width)
+    moe = spec.moe
+    if moe is not None and moe.router_mlp is not None:
+        out += counts["moe"] * 11 * moe.router_mlp.width  # norm 2r, GELUs 4r, scale and sum 5r
+    return out
 
 
 def _hyper_connection_bytes(spec: ModelSpec) -> int:
@@ -564,6 +598,7 @@ def _elementwise(spec: ModelSpec, seq_len: int) -> tuple[ElementWise, ...]:
         ElementWise("indexer", _indexer_bytes(spec, seq_len) * q, "replicated"),
         ElementWise("hyper_connections", _hyper_connection_bytes(spec) * q, "replicated"),
         ElementWise("altup and laurel", _altup_laurel_bytes(spec) * q, "replicated"),
+        ElementWise("zaya", _zaya_bytes(spec) * q, "replicated"),
     ]
     if moe is not None:  # token permutation: k copies out (dispatch) and back (combine); a zero-
         # computation expert's slot stays with its token (LongCat-Flash: only FFN experts move)

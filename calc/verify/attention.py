@@ -35,6 +35,7 @@ from calc.verify.parts import (
     sinusoids,
     tag,
 )
+from calc.verify.zaya import CCAProjection
 
 
 class RelativePositions(nn.Module):
@@ -153,6 +154,7 @@ class Attention(nn.Module):
                                        for width in (self.d_qk, self.d_v))
                          if kernel is not None else None)
         self.mla = att.mla
+        self.cca: CCAProjection | None = None
         self.expert_q = ExpertQueries(spec) if att.experts else None  # JetMoE's W_Q, W_O
         self.expert_o = ExpertOutputs(spec) if att.experts else None
         if att.mla is None:
@@ -166,8 +168,10 @@ class Attention(nn.Module):
                       ), "attention/q"))
             # k_eq_v: W_K's output is the values too (no W_V); a kv-shared layer has neither
             self.k_eq_v = att.k_eq_v
-            width = self.h_kv * (self.d_qk + (0 if att.k_eq_v else self.d_v))
+            width = self.h_kv * (self.d_qk + (0 if att.k_eq_v or att.cca else self.d_v))
             self.kv = linear(d, width, att.qkv_bias, "attention/kv") if own_kv else None
+            # ZAYA1's CCA: W_K is k_proj alone; the convs, split values and temperature here
+            self.cca = CCAProjection(spec) if att.cca is not None else None
         else:
             mla = att.mla
             self.d_rope = mla.qk_rope_head_dim
@@ -263,6 +267,8 @@ class Attention(nn.Module):
         return x.view(b, t, n, -1).transpose(1, 2)  # [B, n, T, width]
 
     def _mha(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        if self.cca is not None:
+            return self._cca(x, positions)
         if self.expert_q is not None:
             q, self._routing = self.expert_q(x)
         elif self.compressor is not None:  # DeepSeek-V4's compressed layers
@@ -287,6 +293,16 @@ class Attention(nn.Module):
             k = k.repeat_interleave(self.h // self.h_kv, dim=1)
             v = v.repeat_interleave(self.h // self.h_kv, dim=1)
         return q, k, v
+
+    def _cca(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """CCA's queries, keys and values (calc.verify.zaya), rotated, the keys and values
+        repeated for each query head."""
+        assert self.cca is not None
+        q, k, v = self.cca(x, self.q(x), self.kv(x))
+        if self.rope:
+            q, k = rope(q, positions), rope(k, positions)
+        group = self.h // self.h_kv
+        return q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
 
     def _compress(self, x: Tensor, positions: Tensor) -> Tensor:
         """The queries, this forward's compressed entries [B, 1, n, d_qk] and, on a CSA layer,

@@ -105,7 +105,8 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
             # the layer's own K/V heads (attention.kind_shapes); a kv-shared layer has none, a
             # layer whose keys are its values no W_V
             if targets & {"k", "v"} and module.kv is not None:
-                if module.k_eq_v:
+                # keys alone: they are the values, or CCA's values are their own projections
+                if module.k_eq_v or module.cca is not None:
                     kv_widths, on = [module.h_kv * module.d_qk], ["k" in targets]
                 else:
                     kv_widths = [module.h_kv * module.d_qk, module.h_kv * module.d_v]

@@ -52,6 +52,10 @@ paths are what FlopCounterMode sees:
 - CPM-Ant (CpmAntModel.forward) prepends prompt_length prompt tokens to every sequence: its
   layers run T + prompt_length positions and its LM head the last T, where calc counts T
   positions through both;
+- ZAYA1's CCA (ZayaCCAProjection) pads the queries and keys by (k_a − 1) + (k_b − 1) and runs
+  the depthwise conv over T + k_b − 1 positions (the grouped conv then keeps T): torch counts
+  the k_b − 1 extra ones; and it runs v_proj_delayed once more on a zero token per sequence
+  (the previous token of the first one, 2·d·h_kv·d_h/2 FLOPs a layer);
 - Llama 4's experts run every token through every expert and weight the outputs by the router's
   scores (Llama4TextMoe, Llama4TextExperts: bmm over all E experts), where calc counts top-k.
 
@@ -265,6 +269,14 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         per_expert = FMA * (2 + int(ffn.gated)) * spec.d_model * moe.d_expert
         total += n["moe"] * (moe.n_experts - moe.top_k) * per_expert * t
         changed.append("Llama 4: every expert on every token")
+    cca = spec.attention.cca
+    if cca is not None:
+        channels = (spec.attention.n_heads + spec.n_kv_heads) * spec.head_dim_qk
+        padded = FMA * channels * cca.kernel * (cca.grouped_kernel - 1)
+        zero_token = FMA * spec.d_model * spec.n_kv_heads * spec.head_dim_qk // 2
+        total += n["attention"] * (padded + zero_token)
+        changed.append("CCA: the depthwise conv over T + k_b − 1 positions, v_proj_delayed on "
+                       "a zero token before the first")
     if hf_config.get("model_type") == "cpmant":
         kind = find("cpmant")
         assert kind is not None

@@ -46,6 +46,7 @@ from calc.verify.parts import (
     tag,
 )
 from calc.verify.shared_block import Depth, SharedBlock
+from calc.verify.zaya import EmbeddingScale, ResidualScale, RouterMLP
 
 
 # ---- feed-forward ---------------------------------------------------------------------------
@@ -145,7 +146,7 @@ class MixtureOfExperts(nn.Module):
     the router still scores every expert and the picked ones' scores weigh their outputs
     (DeepseekV4HashRouter: tid2eid[input_ids], scores.gather)."""
 
-    def __init__(self, spec: ModelSpec, hashed: bool = False):
+    def __init__(self, spec: ModelSpec, hashed: bool = False, first: bool = False):
         super().__init__()
         moe = spec.moe
         assert moe is not None
@@ -156,8 +157,12 @@ class MixtureOfExperts(nn.Module):
         # Inkling's router also scores the shared experts (moe.shared_in_router): their
         # softmax weights scale their outputs; its routing bias stays the routed experts'
         extra = moe.n_shared_experts if moe.shared_in_router else 0
-        self.router = linear(spec.d_model, moe.router_width + extra,
-                             moe.router_bias and not extra, "moe/router")
+        # ZAYA1's MLP router (moe.router_mlp) and the router state it carries: the previous
+        # layer's in, its own out (ReferenceModel passes it on; None where no layer ran before)
+        self.router = (RouterMLP(spec, first) if moe.router_mlp is not None
+                       else linear(spec.d_model, moe.router_width + extra,
+                                   moe.router_bias and not extra, "moe/router"))
+        self.state: Tensor | None = None
         self.router_bias = (tag(LearnedValues(moe.router_width), "moe/router")
                             if moe.router_bias and extra else None)
         self.shared_in_router = bool(extra)
@@ -222,7 +227,10 @@ class MixtureOfExperts(nn.Module):
         if self.product_keys:
             combined = self.experts(flat, self.router(flat))
             return (combined + sum(expert(flat) for expert in self.shared)).view(b, t, d)
-        logits = self.router(flat if scales is None else flat * scales.channel)
+        if isinstance(self.router, RouterMLP):  # the experts' scores and the skip class's
+            logits, self.state = self.router(flat, self.state)
+        else:
+            logits = self.router(flat if scales is None else flat * scales.channel)
         if self.router_bias is not None:
             logits = torch.cat((logits[:, :self.n] + self.router_bias.values,
                                 logits[:, self.n:]), dim=-1)
@@ -378,29 +386,6 @@ class GatedNorm(nn.Module):
         return y * torch.sigmoid(self.fc2(F.silu(self.fc1(y))))
 
 
-class ResidualScales(nn.Module):
-    """Learned residual scales of one sublayer (calc.spec.residual): (x + b_res) ⊙ s_res +
-    (out + b_out) ⊙ s_out, each vector d wide (Doge: the scale s_res alone, hidden =
-    s_res ⊙ residual + branch)."""
-
-    def __init__(self, spec: ModelSpec):
-        super().__init__()
-        scales = spec.residual_scales
-        assert scales is not None
-        d = spec.d_model
-        self.scale = nn.Parameter(torch.ones(d))
-        self.residual_bias = nn.Parameter(torch.zeros(d)) if scales.residual_bias else None
-        self.branch_scale = nn.Parameter(torch.ones(d)) if scales.branch else None
-        self.branch_bias = nn.Parameter(torch.zeros(d)) if scales.branch else None
-
-    def forward(self, x: Tensor, out: Tensor) -> Tensor:
-        if self.residual_bias is not None:
-            x = x + self.residual_bias
-        if self.branch_scale is not None and self.branch_bias is not None:
-            out = (out + self.branch_bias) * self.branch_scale
-        return x * self.scale + out
-
-
 class Block(nn.Module):
     """One layer: its mixer and its FFN (or none) with the spec's norm placement
     (pre/post/sandwich/reordered/parallel)."""
@@ -408,27 +393,29 @@ class Block(nn.Module):
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool | None = True, own_kv: bool = True,
                  out_bias: bool = False, shared: bool = False, hashed: bool = False,
-                 mixer_norm: bool = True, compressed: str = ""):
+                 mixer_norm: bool = True, compressed: str = "", first_router: bool = False):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
         # the shared block before it or not, its experts picked by hash or not, its mixer's
         # pre-norm or not, DeepSeek-V4's compressor on it or not: "sparse" CSA, "heavy" HCA)
+        # ZAYA1's first layer, whose MLP router has no scale for a state carried in
         self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed,
-                          mixer_norm, compressed)
+                          mixer_norm, compressed, first_router)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias, compressed)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
         width = spec.ffn.d_ff * (2 if spec.ffn.double_wide and not own_kv else 1) if spec.ffn \
             else 0
-        self.ffn = (None if ffn == "none" else MixtureOfExperts(spec, hashed) if ffn == "moe"
+        self.ffn = (None if ffn == "none"
+                    else MixtureOfExperts(spec, hashed, first_router) if ffn == "moe"
                     else FeedForward(spec, width))
+        # residual_scales: learned vectors at the mixer's and the FFN's residual adds
+        # (the mixer's, and the FFN's where the layer has one)
+        self.residual = (nn.ModuleList(ResidualScale(spec) for _ in range(1 + (ffn != "none")))
+                         if spec.residual_scales is not None else None)
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
-        # residual_scales: one per sublayer, the mixer's and the FFN's (pre-norm only)
-        self.residual = (nn.ModuleList(tag(ResidualScales(spec), "residual_scales")
-                                       for _ in range(1 + (ffn != "none")))
-                         if spec.residual_scales is not None else None)
         if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
             self.norms[0] = nn.Identity()
         rank = spec.norm.gate_rank
@@ -652,6 +639,9 @@ class ReferenceModel(nn.Module):
                          if spec.position.kind == "learned" else None)
         self.embedding_norm = (make_norm(spec.norm, d, "embedding/norm")
                                if spec.norm.embedding else None)
+        scales = spec.residual_scales
+        self.embedding_scale = (EmbeddingScale(d) if scales is not None and scales.embedding
+                                else None)
         # CPM-Ant's segment table, its row added to each token's embedding
         self.segment = (tag(nn.Embedding(spec.segment_embedding, d), "embedding/segment")
                         if spec.segment_embedding else None)
@@ -683,7 +673,7 @@ class ReferenceModel(nn.Module):
             Block(spec, mixer, kind, ffn, None if i in dense else i not in shared,
                   i < first_kv_shared, i == last_bias,
                   i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm,
-                  compressed.get(i, ""))
+                  compressed.get(i, ""), i == 0)
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set
@@ -747,6 +737,8 @@ class ReferenceModel(nn.Module):
             x = x + sinusoids(t, x.shape[-1], x.device, x.dtype)
         if self.embedding_norm is not None:
             x = self.embedding_norm(x)
+        if self.embedding_scale is not None:
+            x = self.embedding_scale(x)
         if self.hc_head is not None:  # n copies of the embedding (HYV4Model.forward)
             hc = self.spec.hyper_connections
             assert hc is not None
@@ -765,6 +757,7 @@ class ReferenceModel(nn.Module):
         if self.altup is not None:  # n copies of the embedding (Gemma3nTextModel.forward)
             x = self.altup.expand(x)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
+        router_state = None  # ZAYA1: the router state each layer hands the next
         for index in range(len(self.layers)) if self.running is None else self.running:
             layer = self.layers[index]
             j = self.depth_of.get(index)
@@ -772,7 +765,10 @@ class ReferenceModel(nn.Module):
                      .apply(x, embedding, positions, self.depths[j]))
             if isinstance(layer.ffn, MixtureOfExperts):
                 layer.ffn.ids = ids  # a hash-routed layer's table reads them
+                layer.ffn.state = router_state
             x = layer(x, positions, extra, None if vectors is None else vectors[:, :, index])
+            if isinstance(layer.ffn, MixtureOfExperts):
+                router_state, layer.ffn.state = layer.ffn.state, None
             if pending is not None:
                 x, pending = x + pending, None
             if isinstance(layer.ffn, MixtureOfExperts) and layer.ffn.pending is not None:
