@@ -421,6 +421,7 @@ def params_components(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -691,6 +692,7 @@ def params_components(s):
         'embedding/position': P*d,
         'embedding/norm': _t52*i_norm_emb,
         'embedding/segment': V_seg*d,
+        'loop/state': d*i_ls,
         'position_bias': h*n_pb,
         'embedding_projection': _t53*d_emb*i_proj,
         'hyper_connections/head': _t54*d + i_hc + n_hc,
@@ -803,6 +805,7 @@ def params_summary(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -1071,6 +1074,7 @@ def params_summary(s):
         + 3*_t96*p_le
         + 2*_t96*r_lr
         + b_oL*d
+        + d*i_ls
         + h*n_pb
         + i_hc
         + i_ph*(_t63 + _t68 + b_ph*d)
@@ -1831,6 +1835,7 @@ def rules_train_per_token(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
@@ -2020,6 +2025,7 @@ def rules_train_per_token(s):
         + _t0*_t14
         + _t0*_t92
         + _t0*b_oL
+        + _t0*i_ls
         + _t100*_t80*d_qk
         + _t101*_t86
         + _t102*_t80

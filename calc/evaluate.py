@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
+from calc.errors import CalcError
 from calc.spec import ModelSpec
 from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import (
@@ -227,6 +228,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "b_ph": int(bool(spec.prediction_head and spec.prediction_head.bias)),
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
+        "i_ls": int(spec.loop is not None and spec.loop.init_state),
         "b_router": int(bool(moe and moe.router_bias)),
     })
 
@@ -361,6 +363,20 @@ def largest_parameter(spec: ModelSpec) -> int | None:
                d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple, *gemma3n)
 
 
+def loop_weight_values(spec: ModelSpec, pp: int) -> dict[str, int]:
+    """A looped model's weights against its executed layers (calc.spec.loop): activations and
+    the KV cache count the executed layers (memory_values reads the executed spec), the
+    weights each stored layer once, so the layers whose weights a GPU holds, L and L_w, are
+    the stored ones. A pipeline would split the executed layers across stages that share
+    stored weights: refused."""
+    if spec.loop is None:
+        return {}
+    if pp > 1:
+        raise CalcError(f"pp={pp}: pipeline stages of a looped model (loop) would share its "
+                        f"stored layers; calc counts looped models on one stage (pp=1)")
+    return {"L": spec.n_layers, "L_w": spec.n_layers}
+
+
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,
                   finetune: FineTune | None = None,
                   targets: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -377,7 +393,8 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     values = {
         **finetune_values(finetune, targets, recipe.weights, options.stack, options.seq_len),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
-        **symbol_values(spec), **layout_values(spec, options),
+        **symbol_values(spec.executed), **layout_values(spec.executed, options),
+        **loop_weight_values(spec, options.pp),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "N_e": counts.components["moe/experts"],
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
@@ -457,7 +474,7 @@ class FlopCounts:
 def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
     """FLOPs per token of `spec` at `seq_len` under `attention` ("causal" | "full"), kept with
     the spec per (seq_len, attention): read-only."""
-    return _flop_counts(spec, int(seq_len), attention)
+    return _flop_counts(spec.executed, int(seq_len), attention)
 
 
 @per_instance_keyed
@@ -492,7 +509,7 @@ def kind_scores(spec: ModelSpec, seq_len: int, attention: str = "causal") -> int
     other layers score (the same count with that kind's heads h' = 0); 0 without one."""
     if spec.shaped_kind is None:
         return 0
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
+    s = {**symbol_values(spec.executed), "T": seq_len, "i_causal": int(attention == "causal")}
     total = _compiled.flops(s)["attention_per_sequence"]
     others = _compiled.flops({**s, "h2": 0})["attention_per_sequence"]
     return _exact(total - others, seq_len)
@@ -501,7 +518,7 @@ def kind_scores(spec: ModelSpec, seq_len: int, attention: str = "causal") -> int
 def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
     """Training FLOPs per token under each published rule (calc.formulas.rules), kept with the
     spec per seq_len: read-only."""
-    return _rule_flops(spec, int(seq_len))
+    return _rule_flops(spec.executed, int(seq_len))
 
 
 @per_instance_keyed
@@ -598,7 +615,7 @@ def finetune_train_flops(spec: ModelSpec, seq_len: int, attention: str, finetune
                          targets: tuple[str, ...]) -> tuple[int | float, int | float]:
     """(adapters' forward FLOPs per token, a training step's FLOPs per token) on a frozen base;
     full training gives (0, 3 × forward)."""
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal"),
+    s = {**symbol_values(spec.executed), "T": seq_len, "i_causal": int(attention == "causal"),
          **finetune_values(finetune, targets, 0)}
     result = _compiled.finetune_flops(s)
     return result["adapter_forward_per_token"], _exact(result["train_per_sequence"], seq_len)
@@ -617,7 +634,7 @@ def gemm_values(precision: str, activation_bytes: float) -> dict[str, float]:
 def low_precision_train_flops(spec: ModelSpec, finetune: FineTune,
                               targets: tuple[str, ...]) -> int:
     """Training FLOPs per token of the projections' GEMMs (calc.formulas.precision)."""
-    s = {**symbol_values(spec), **finetune_values(finetune, targets, 0)}
+    s = {**symbol_values(spec.executed), **finetune_values(finetune, targets, 0)}
     return _compiled.precision(s)["low_precision_train"]
 
 

@@ -97,6 +97,7 @@ from calc.symbols import (
     i_le,
     i_lg,
     i_lr,
+    i_ls,
     i_mla,
     i_mn,
     i_moa,
@@ -360,6 +361,10 @@ ONCE: dict[str, sympy.Expr] = {
     # CPM-Ant (modeling_cpmant.py, CpmAntModel.segment_embedding): a table of segment_types
     # rows whose row for each token's segment joins its token embedding
     "embedding/segment": V_seg * d,
+    # a looped model's initial state (calc.spec.loop.LoopSpec.init_state; modeling_hrm_text.py
+    # HrmTextModel.z_L_init, nn.Parameter(torch.zeros(d), requires_grad=False)): frozen, but a
+    # parameter torch's numel and transformers' num_parameters() count
+    "loop/state": i_ls * d,
     # a bucketed score bias (position.kind 'bucketed'): one table for the model, a value per
     # head for each relative-position bucket and each segment pair (CPM-Ant's
     # CpmAntSegmentPositionEmbedding: segment_types² + position_bias_num_buckets rows × heads)

@@ -96,7 +96,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "per_layer_embeddings": spec.per_layer_embeddings and (
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
-        "altup": spec.altup, "laurel": spec.laurel,
+        "altup": spec.altup, "laurel": spec.laurel, "loop": spec.loop,
     }
 
 

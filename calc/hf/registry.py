@@ -41,6 +41,7 @@ from calc.hf.families import (
     gpt,
     granite,
     helium,
+    hrm,
     hunyuan,
     hyperclovax,
     internlm3,
@@ -193,6 +194,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     bailing.BAILING_HYBRID,
     modernbert.MODERNBERT_DECODER,
     cpmant.CPMANT,
+    hrm.HRM_TEXT,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,

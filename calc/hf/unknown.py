@@ -31,8 +31,6 @@ NEEDS = {
     # layers reused or iterated, or residual streams the spec's one pass cannot hold
     "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
             "normalised residual updates with learned scale vectors",
-    "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
-                "per token",
     # attention and residual parts the spec lacks
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",

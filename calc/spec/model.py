@@ -50,6 +50,7 @@ from calc.spec.layers import (
     ShortConvSpec,
     repeat,
 )
+from calc.spec.loop import LoopSpec, check_loop, executed
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
 
@@ -212,6 +213,12 @@ class ModelSpec(Frozen):
                           "collapsed by a head map before the final norm (HunYuan V4's "
                           "hc_mult; DeepSeek-V4's mHC with residual_mix)")
 
+    loop: LoopSpec | None = Field(
+        None, description="stored layers run more than once per token, in runs [first, last, "
+                          "passes] (HRM-Text's stacks, Dory's recurrent section): parameters "
+                          "count each stored layer once, FLOPs, activations and the KV cache "
+                          "each pass")
+
     @model_validator(mode="wrap")
     @classmethod
     def _checked(cls, data: Any, handler: ModelWrapValidatorHandler[ModelSpec]) -> ModelSpec:
@@ -307,6 +314,8 @@ class ModelSpec(Frozen):
             self._check_cross_attention()
         if self.altup is not None or self.laurel is not None:
             self._check_gemma3n_residual()
+        if self.loop is not None:
+            check_loop(self)
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -748,6 +757,11 @@ class ModelSpec(Frozen):
                                "attention.sinks": self.sinks_of(kind),
                                "attention.kind_shapes": {},
                                "attention.k_eq_v": self.keys_are_values(kind)})
+
+    @cached_property
+    def executed(self) -> ModelSpec:
+        """The layers as they run (calc.spec.loop.executed): itself without a loop."""
+        return self if self.loop is None else executed(self)
 
     @property
     def position_table(self) -> int:

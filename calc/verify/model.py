@@ -597,6 +597,12 @@ class ReferenceModel(nn.Module):
             self.post_projection = linear(d, width, False, "drafter/projections")
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
+        # a looped model's stored layers run in its schedule (calc.spec.loop), and HRM-Text's
+        # initial state of the low-level stream, a frozen parameter (HrmTextModel.z_L_init)
+        self.order = spec.loop.order() if spec.loop is not None else tuple(range(spec.n_layers))
+        self.init_state = (tag(nn.ParameterDict({"state": nn.Parameter(
+            torch.zeros(d), requires_grad=False)}), "loop/state")
+            if spec.loop is not None and spec.loop.init_state else None)
         self.running: tuple[int, ...] | None = None  # the layers forward runs; None: all
 
     def layer_groups(self) -> dict[int, int]:
@@ -605,8 +611,8 @@ class ReferenceModel(nn.Module):
         operators on inputs of one shape (calc.verify.count counts one of them)."""
         first: dict[tuple[str, str, str], int] = {}
         groups: dict[int, int] = {}
-        for index, layer in enumerate(self.layers):
-            head = first.setdefault(layer.structure, index)
+        for index in self.order:  # a looped layer once per pass
+            head = first.setdefault(self.layers[index].structure, index)
             groups[head] = groups.get(head, 0) + 1
         return groups
 
@@ -647,7 +653,7 @@ class ReferenceModel(nn.Module):
         if self.altup is not None:  # n copies of the embedding (Gemma3nTextModel.forward)
             x = self.altup.expand(x)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
-        for index in range(len(self.layers)) if self.running is None else self.running:
+        for index in self.order if self.running is None else self.running:
             layer = self.layers[index]
             j = self.depth_of.get(index)
             extra = (None if j is None else self.shared_blocks[j % len(self.shared_blocks)]
