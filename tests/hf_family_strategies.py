@@ -190,6 +190,22 @@ def cpmant_config(draw) -> dict:
             "segment_types": draw(st.integers(3, 5))}
 
 
+@st.composite
+def hrm_text_config(draw) -> dict:
+    """HRM-Text: two stacks of 1 to 2 layers, 1 to 3 high-level cycles of 1 to 3 low-level
+    passes (the per-stack count as num_hidden_layers, or as num_layers_per_stack beside the
+    cache slots, as a saved config carries it), MHA heads of any width, biases either way."""
+    heads, per_stack = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    high, low = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    layers = ({"num_layers_per_stack": per_stack, "num_hidden_layers": per_stack * high
+               * (low + 1)} if draw(st.booleans()) else {"num_hidden_layers": per_stack})
+    return {"num_attention_heads": heads, "head_dim": draw(st.sampled_from([2, 4, 8])),
+            "hidden_size": heads * draw(st.integers(1, 8)),
+            "intermediate_size": draw(st.integers(1, 24)), **layers,
+            "H_cycles": high, "L_cycles": low, "attention_bias": draw(st.booleans()),
+            "mlp_bias": draw(st.booleans()), "tie_word_embeddings": draw(st.booleans())}
+
+
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",

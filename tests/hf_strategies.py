@@ -15,6 +15,7 @@ from tests.hf_family_strategies import (
     FAMILY_TYPES,
     cpmant_config,
     family_config,
+    hrm_text_config,
     modernbert_decoder_config,
 )
 
@@ -1108,6 +1109,7 @@ STRATEGIES = {
 STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in ALIKE.items()})
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
+STRATEGIES["hrm_text"] = lambda t: hrm_text_config()
 
 
 @st.composite

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import strategies as st
 
 import calc
+from calc.spec.loop import LOOP_REFUSED
 
 
 def _divisors(n: int) -> list[int]:
@@ -292,7 +295,22 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
+    if not any(present(spec) for _, present in LOOP_REFUSED) and draw(st.booleans()):
+        spec = spec.updated(loop=draw(_loops(spec.n_layers)))
     return spec
+
+
+@st.composite
+def _loops(draw, n_layers: int) -> dict:
+    """Looped layers (calc.spec.loop): the stored layers cut into spans, each run 1 to 3
+    times, the whole schedule once or twice over (HRM-Text's H_cycles), and HRM-Text's
+    initial state."""
+    cuts = sorted(draw(st.sets(st.integers(1, n_layers - 1), max_size=2))) if n_layers > 1 \
+        else []
+    bounds = [0, *cuts, n_layers]
+    runs = [[first, last - 1, draw(st.integers(1, 3))]
+            for first, last in itertools.pairwise(bounds)]
+    return {"runs": runs * draw(st.integers(1, 2)), "init_state": draw(st.booleans())}
 
 
 @st.composite

@@ -788,6 +788,51 @@ def test_bucketed_bias_refuses_other_head_shapes_in_one_line():
     assert "\n" not in str(error.value)
 
 
+def test_hrm_text_1b_counts_stored_layers_once_and_passes_each_time():
+    """sapientinc/HRM-Text-1B (tests/data): two stacks of 16 layers of width 1,536 (12 MHA
+    heads of 128, a sigmoid gate d → h·d_h, a SwiGLU MLP of 4,096, weightless RMSNorms),
+    H_cycles 2 × (L_cycles 3 low-stack passes + 1 high-stack pass). Parameters: the 32 stored
+    layers once, z_L_init's d beside them; FLOPs: each of the 2 · (3 · 16 + 16) = 128 layer
+    passes; the KV cache: one slot per pass, as transformers' DynamicCache holds
+    num_hidden_layers = 16 · 2 · (3 + 1) = 128 of them."""
+    spec = spec_of("hrm-text-1b")
+    d, n, f, h, w, v = 1536, 16, 4096, 12, 128, 65536
+    assert (spec.n_layers, spec.loop.passes, spec.executed.n_layers) == (2 * n, 128, 128)
+    counts = calc.count_params(spec)
+    c = counts.components
+    layer = 5 * d * h * w + 3 * d * f  # q, k, v, gate, o; gate, up, down
+    assert c["loop/state"] == d and c["norms"] == c["final_norm"] == 0
+    assert counts.total == 2 * v * d + 2 * n * layer + d == 1_182_795_264
+    flops = calc.count_flops(spec, 128, "full")
+    assert flops.components["lm_head"] == 2 * d * v
+    assert flops.components["attention/q"] + flops.components["attention/kv"] \
+        + flops.components["attention/gate"] + flops.components["attention/o"] \
+        + flops.components["mlp"] == 128 * 2 * layer
+    assert flops.components["attention/scores"] == 128 * 2 * 2 * h * w * 128  # QKᵀ, A·V
+    cache = calc.infer(spec, gpu="h100", context=4).inference.kv_cache_bytes_per_token
+    assert cache == 128 * 2 * h * w * 2  # bf16 keys and values in each of the 128 slots
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"loop": {"runs": [[0, 2, 1]]}}, "loop.runs: [0, 2, 1] reaches past the n_layers=2"),
+    ({"loop": {"runs": [[0, 0, 2]]}}, "loop.runs: stored layer 1 never runs"),
+    ({"loop": {"runs": [[1, 0, 2]]}}, "loop.runs: [1, 0, 2] needs 0 <= first <= last"),
+    ({"loop": {"runs": [[0, 1, 0]]}}, "loop.runs: [0, 1, 0] needs passes from 1"),
+    ({"loop": {"runs": [[0, 1, 2]]}, "mtp_modules": 1},
+     "loop: mtp_modules is not defined with looped layers"),
+])
+def test_loop_fields_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("qwen3-4b").updated(n_layers=2, **update)
+    assert "\n" not in str(error.value)
+
+
+def test_a_looped_model_refuses_pipeline_stages_in_one_line():
+    with pytest.raises(CalcError, match=re.escape("pp=2: pipeline stages of a looped model")):
+        calc.estimate(spec_of("hrm-text-1b"), tokens=1e9, gpu="h100", gpus=2, pp=2,
+                      global_batch=8)
+
+
 def test_xlstm_reads_mlstm_blocks():
     """NX-AI/xLSTM-7b (tests/data; arXiv 2503.13427, "xLSTM 7B", a 7-billion-parameter LLM): 32
     mLSTM blocks of width 4,096 (embedding_dim; hidden_size left at its default, the same), 8

@@ -602,6 +602,19 @@ def test_random_cpmant_configs_match_transformers(config):
     assert_matches(spec, exported_as(spec, "cpmant"), MIN_WINDOW)
 
 
+# ---- HRM-Text: two stacks run in cycles (calc.spec.loop) ------------------------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["hrm_text"]("hrm_text"), vocab_size=st.integers(1, 50)))
+def test_random_hrm_text_configs_match_transformers(config):
+    """The two stacks' weights once (and z_L_init, d frozen values), their products once per
+    pass, H_cycles × (L_cycles + 1) stack passes, against transformers; and back through
+    hrm_text's writer (no other writer holds a loop)."""
+    config = {"model_type": "hrm_text", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "hrm_text"), MIN_WINDOW)
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

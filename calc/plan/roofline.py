@@ -150,7 +150,8 @@ def roofline(spec: ModelSpec, device: GPU, opts: InferenceWorkload,
     counts = count_params(spec)
     flops = count_flops(spec, opts.context, "causal")
     base = {
-        **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
+        # a looped model caches each pass (calc.spec.loop): the executed layers' symbols
+        **symbol_values(spec.executed), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
         "K": opts.gpus, **kv_heads_per_gpu(spec, opts.gpus),
         "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,
