@@ -602,7 +602,7 @@ def test_random_cpmant_configs_match_transformers(config):
     assert_matches(spec, exported_as(spec, "cpmant"), MIN_WINDOW)
 
 
-# ---- HRM-Text: two stacks run in cycles (calc.spec.loop) ------------------------------------------
+# ---- HRM-Text: two stacks run in cycles (calc.spec.loop) --------------------------------
 @one_feature
 @given(st.builds(dict, STRATEGIES["hrm_text"]("hrm_text"), vocab_size=st.integers(1, 50)))
 def test_random_hrm_text_configs_match_transformers(config):
