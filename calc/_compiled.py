@@ -3967,6 +3967,7 @@ def finetune_counts(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_img = s['i_img']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -3998,7 +3999,7 @@ def finetune_counts(s):
     _t4 = d_qk2*h2
     _t5 = d_v2*h2
     _t6 = 1 - i_gh
-    _t7 = _t6*i_gate*(1 - b_gh)
+    _t7 = _t6*i_gate*(1 - b_gh)*(1 - i_go)
     _t8 = L_att - L_att2
     _t9 = d_v*h
     _t10 = d + d_qk*h_kv
@@ -4011,7 +4012,7 @@ def finetune_counts(s):
     _t17 = 1 - i_kev2
     _t18 = 1 - i_kev
     _t19 = _t9 + d
-    _t20 = _t6*b_gh + i_gh
+    _t20 = _t6*(b_gh + i_go) + i_gh
     _t21 = h2*(_t6*d_v2 + i_gh)
     _t22 = h*(_t6*d_v + i_gh)
     _t23 = i_glu + 2
@@ -4199,8 +4200,10 @@ def finetune_counts(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -4227,10 +4230,10 @@ def finetune_counts(s):
             + a_post_projection*r_a*(D_tg + d)
             + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -4278,8 +4281,10 @@ def finetune_counts(s):
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -4307,10 +4312,10 @@ def finetune_counts(s):
             + a_post_projection*r_a*(D_tg + d)
             + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*i_img*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + a_up*r_a*(
@@ -4454,6 +4459,7 @@ def finetune_states(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -4540,8 +4546,10 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -4568,10 +4576,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4731,8 +4739,10 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -4759,10 +4769,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -4856,8 +4866,10 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -4886,10 +4898,12 @@ def finetune_states(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -4937,8 +4951,10 @@ def finetune_states(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -4967,10 +4983,12 @@ def finetune_states(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -5042,8 +5060,10 @@ def finetune_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -5070,10 +5090,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -5243,6 +5263,7 @@ def finetune_memory(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
     i_head = s['i_head']
@@ -5349,7 +5370,10 @@ def finetune_memory(s):
             + a_altup_unembed_projections*(-i_au + n_au)
             + a_centroids
             + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
-            + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+            + a_g*(
+                L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+            )
             + a_gate*(
                 L_dw*i_glu
                 + L_moe*i_glu*_minimum(1, E_s)
@@ -5404,7 +5428,10 @@ def finetune_memory(s):
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(
                     L_dw*i_glu
                     + L_moe*i_glu*_minimum(1, E_s)
@@ -5930,8 +5957,10 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -5960,10 +5989,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6011,8 +6042,10 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6041,10 +6074,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6093,8 +6128,10 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6121,10 +6158,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6172,8 +6209,10 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6200,10 +6239,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6437,8 +6476,10 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6467,10 +6508,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6518,8 +6561,10 @@ def finetune_memory(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6548,10 +6593,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -6600,8 +6647,10 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6628,10 +6677,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6679,8 +6728,10 @@ def finetune_memory(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6707,10 +6758,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -6760,7 +6811,10 @@ def finetune_memory(s):
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s) - L_xa*(1 - i_img))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(
                     L_dw*i_glu
                     + L_moe*i_glu*_minimum(1, E_s)
@@ -7185,6 +7239,7 @@ def finetune_flops(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hcm = s['i_hcm']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -7257,8 +7312,10 @@ def finetune_flops(s):
                 + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
             )
             + 2*a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -7286,10 +7343,10 @@ def finetune_flops(s):
             + 2*a_post_projection*r_a*(D_tg + d)
             + 2*a_pre_projection*r_a*(2*D_tg + d)
             + 2*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*i_img*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 2*a_up*r_a*(
@@ -7378,8 +7435,10 @@ def finetune_flops(s):
                         + (d + d_ff)*(L_dense - L_dw - L_xa*(1 - i_img))
                     )
                     + 2*a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -7409,10 +7468,12 @@ def finetune_flops(s):
                     + 2*a_post_projection*r_a*(D_tg + d)
                     + 2*a_pre_projection*r_a*(2*D_tg + d)
                     + 2*a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*i_img*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + 2*a_up*r_a*(
@@ -7736,6 +7797,7 @@ def optimizer_states(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
     i_le = s['i_le']
@@ -7996,7 +8058,10 @@ def optimizer_states(s):
                 + a_altup_unembed_projections*(-i_au + n_au)
                 + a_centroids
                 + a_down*(L_dense + L_moe*_minimum(1, E_s))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(L_dw*i_glu + L_moe*i_glu*_minimum(1, E_s) + i_glu*(L_dense - L_dw))
                 + a_in_proj*(L_sc + L_ssm)
                 + a_k*(L_att - L_kvs + L_ml + L_xa)
@@ -8046,8 +8111,10 @@ def optimizer_states(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -8074,10 +8141,10 @@ def optimizer_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -8126,8 +8193,10 @@ def optimizer_states(s):
                 + (L_dense - L_dw)*(d + d_ff)
             )
             + 4*a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -8154,10 +8223,10 @@ def optimizer_states(s):
             + 4*a_post_projection*r_a*(D_tg + d)
             + 4*a_pre_projection*r_a*(2*D_tg + d)
             + 4*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
             + 4*a_up*r_a*(
@@ -8298,6 +8367,7 @@ def offload(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_head = s['i_head']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -8385,8 +8455,10 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -8413,10 +8485,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -8485,8 +8557,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -8515,10 +8589,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -8586,8 +8662,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -8616,10 +8694,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -8687,8 +8767,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -8717,10 +8799,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -8887,8 +8971,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -8917,10 +9003,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -9087,8 +9175,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9117,10 +9207,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(
@@ -9289,10 +9381,12 @@ def offload(s):
                             + (L_dense - L_dw)*(d + d_ff)
                         )
                         + a_g*r_a*(
-                            L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                            + (L_att - L_att2)*(
-                                d + h*(d_v*(1 - i_gh) + i_gh)
-                            )*(b_gh*(1 - i_gh) + i_gh)
+                            L_att2*(
+                                d + h2*(d_v2*(1 - i_gh) + i_gh)
+                            )*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                            + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                                i_gh + (1 - i_gh)*(b_gh + i_go)
+                            )
                         )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
@@ -9321,10 +9415,12 @@ def offload(s):
                         + a_post_projection*r_a*(D_tg + d)
                         + a_pre_projection*r_a*(2*D_tg + d)
                         + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                             + L_ml*(H_ml*d_mk + d)
                             + L_xa*(d + d_qk*h)
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + (L_att - L_att2)*(
+                                d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                            )
                         )
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                         + a_up*r_a*(
@@ -9389,8 +9485,10 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -9417,10 +9515,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -9483,8 +9581,10 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -9511,10 +9611,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -9579,8 +9679,10 @@ def offload(s):
                     + (L_dense - L_dw)*(d + d_ff)
                 )
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -9607,10 +9709,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                 + a_up*r_a*(
@@ -9776,8 +9878,10 @@ def offload(s):
                         + (L_dense - L_dw)*(d + d_ff)
                     )
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9806,10 +9910,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
                     + a_up*r_a*(

@@ -229,6 +229,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "i_ls": int(spec.loop is not None and spec.loop.init_state),
+        "i_go": int(att.output_gate_own),
         "b_router": int(bool(moe and moe.router_bias)),
     })
 
@@ -363,17 +364,22 @@ def largest_parameter(spec: ModelSpec) -> int | None:
                d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple, *gemma3n)
 
 
-def loop_weight_values(spec: ModelSpec, pp: int) -> dict[str, int]:
-    """A looped model's weights against its executed layers (calc.spec.loop): activations and
-    the KV cache count the executed layers (memory_values reads the executed spec), the
-    weights each stored layer once, so the layers whose weights a GPU holds, L and L_w, are
-    the stored ones. A pipeline would split the executed layers across stages that share
-    stored weights: refused."""
+def loop_weight_values(spec: ModelSpec, pp: int, frozen: bool) -> dict[str, int]:
+    """A looped model's weights against its executed layers (calc.spec.loop): activations
+    count the executed layers (memory_values reads the executed spec), the weights each stored
+    layer once, so the layers whose weights a GPU holds, L and L_w, are the stored ones. A
+    pipeline would split the executed layers across stages that share stored weights, and
+    adapters (LoRA) keep states per stored layer but activations per pass, which one set of
+    symbols cannot hold: both refused."""
     if spec.loop is None:
         return {}
     if pp > 1:
         raise CalcError(f"pp={pp}: pipeline stages of a looped model (loop) would share its "
                         f"stored layers; calc counts looped models on one stage (pp=1)")
+    if frozen:
+        raise CalcError("finetune: the memory of adapters on a looped model (loop) is not "
+                        "counted (their states per stored layer, their activations per pass); "
+                        "its adapters' parameters and FLOPs are")
     return {"L": spec.n_layers, "L_w": spec.n_layers}
 
 
@@ -394,7 +400,7 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
         **finetune_values(finetune, targets, recipe.weights, options.stack, options.seq_len),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
         **symbol_values(spec.executed), **layout_values(spec.executed, options),
-        **loop_weight_values(spec, options.pp),
+        **loop_weight_values(spec, options.pp, finetune.frozen_base),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "N_e": counts.components["moe/experts"],
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
@@ -409,7 +415,9 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
         frozen = finetune.frozen_base
         key = optimizer.shaped + ("_adapters" if frozen else "")
         trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
-        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+        # the states of the stored weights (a looped model's once per stored layer)
+        states = _compiled.optimizer_states({**values, **symbol_values(spec)})
+        values["q_o"] = states[key] / trained
     return values
 
 

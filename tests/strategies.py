@@ -295,6 +295,11 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
+    att = spec.attention
+    if (att.output_gate and att.output_gate_per == "channel" and not att.output_gate_bias
+            and att.mla is None and draw(st.booleans())):
+        # HRM-Text's gate_proj beside q_proj
+        spec = spec.updated(**{"attention.output_gate_own": True})
     if not any(present(spec) for _, present in LOOP_REFUSED) and draw(st.booleans()):
         spec = spec.updated(loop=draw(_loops(spec.n_layers)))
     return spec

@@ -827,6 +827,15 @@ def test_loop_fields_refuse_in_one_line(update, message):
     assert "\n" not in str(error.value)
 
 
+def test_a_looped_model_refuses_adapter_memory_in_one_line():
+    """An adapter's states are per stored layer, its activations per pass: the memory of LoRA
+    on a looped model is refused; its count and FLOPs are not (tests/test_finetune.py)."""
+    with pytest.raises(CalcError, match=re.escape("finetune: the memory of adapters on a "
+                                                  "looped model")) as error:
+        calc.memory(spec_of("hrm-text-1b"), gpu="h100", finetune="lora")
+    assert "\n" not in str(error.value)
+
+
 def test_a_looped_model_refuses_pipeline_stages_in_one_line():
     with pytest.raises(CalcError, match=re.escape("pp=2: pipeline stages of a looped model")):
         calc.estimate(spec_of("hrm-text-1b"), tokens=1e9, gpu="h100", gpus=2, pp=2,

@@ -54,6 +54,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
         "attention.output_gate_bias": att.output_gate_bias,
+        "attention.output_gate_own": att.output_gate_own,
         "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind),
                                          (own := spec.for_kind(kind).attention.mla)
                                          and own.model_dump())

@@ -33,7 +33,8 @@ def _read(c: HFConfig) -> dict[str, Any]:
     bias = c.flag("attention_bias")
     spec = decoder(c, {"n_heads": c.size("num_attention_heads"), "head_dim": c.size("head_dim")},
                    ffn_bias=c.flag("mlp_bias"),
-                   attention={"qkv_bias": bias, "out_bias": bias, "output_gate": True},
+                   attention={"qkv_bias": bias, "out_bias": bias, "output_gate": True,
+                              "output_gate_own": True},
                    norm={"kind": "rmsnorm", "placement": "pre", "weights": False})
     spec["n_layers"] = 2 * n
     spec["loop"] = {"runs": [[0, n - 1, low], [n, 2 * n - 1, 1]] * high, "init_state": True}
@@ -59,8 +60,8 @@ def _cycles(spec: ModelSpec) -> tuple[int, int, int]:
 def _write(spec: ModelSpec) -> dict[str, Any]:
     att = spec.attention
     n, high, low = _cycles(spec)
-    need(att.output_gate and att.output_gate_per == "channel" and not att.output_gate_bias,
-         "no attention.output_gate per channel (HRM-Text's gate_proj d → h·head_dim)")
+    need(att.output_gate_own, "no attention.output_gate_own (HRM-Text's gate_proj d → "
+         "h·head_dim beside q_proj)")
     need(not spec.norm.weights, "norm.weights=True (HRM-Text's RMSNorms have no weight)")
     need(spec.n_kv_heads == att.n_heads, f"attention.n_kv_heads={spec.n_kv_heads} "
          f"(HRM-Text's attention is MHA)")
