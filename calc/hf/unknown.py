@@ -65,14 +65,16 @@ NEEDS = {
                      "h), a relative-position bias projected per token and residual short "
                      "convolutions",
     # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
-    # loop_layer_index_end run loop_num_passes times per token, each later pass fed the
-    # previous pass's blocks through Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank,
-    # two gates back to d) and learned message queries.
+    # loop_layer_index_end run loop_num_passes times per token (a cache slot per pass): that
+    # schedule is loop.runs [[0, s-1, 1], [s, e-1, passes], [e, L-1, 1]] (calc.spec.loop).
+    # Each later pass is fed the previous pass's blocks through Inkling2LoopMessageGate
+    # (down_proj 2d → loop_gate_rank, forget_gate_proj and message_gate_proj back to d) and
+    # Inkling2LoopMessageAttentionResidual's learned queries (4 per loop layer).
     "inkling2_loop_text": "inkling2_text's parts (attention residuals over blocks of layers, "
                           "per-token convolution taps, token-projected sinks, a "
-                          "relative-position bias, residual short convolutions) and looped "
-                          "layers (loop_layer_index_start to loop_layer_index_end run "
-                          "loop_num_passes times per token, joined by message gates)",
+                          "relative-position bias, residual short convolutions) and the "
+                          "message gates between its loop's passes (Inkling2LoopMessageGate "
+                          "2d → loop_gate_rank → d, learned message queries)",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "
