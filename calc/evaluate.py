@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from calc import _compiled
 from calc.counting import BACKWARD_PER_FORWARD, TRAIN_PER_FORWARD
-from calc.errors import CalcError
 from calc.spec import ModelSpec
 from calc.spec.base import per_instance, per_instance_keyed
 from calc.spec.finetune import (
@@ -26,6 +25,7 @@ from calc.spec.finetune import (
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
+from calc.spec.loop import loop_weight_values
 from calc.spec.model import SELF_ATTENTION
 from calc.spec.precision import BYTES_PER_ELEMENT
 
@@ -362,25 +362,6 @@ def largest_parameter(spec: ModelSpec) -> int | None:
     gemma3n = (s["i_au"] * d * d, s["n_au"] ** 3, d * s["n_au"], d * s["r_lr"])
     return max(s["V"] * s["d_emb"], s["P"] * d, s["i_proj"] * s["d_emb"] * d, *attention,
                d * s["d_ff"] * int(bool(s["L_dense"])), hc, s["V_le"] * ple, d * ple, *gemma3n)
-
-
-def loop_weight_values(spec: ModelSpec, pp: int, frozen: bool) -> dict[str, int]:
-    """A looped model's weights against its executed layers (calc.spec.loop): activations
-    count the executed layers (memory_values reads the executed spec), the weights each stored
-    layer once, so the layers whose weights a GPU holds, L and L_w, are the stored ones. A
-    pipeline would split the executed layers across stages that share stored weights, and
-    adapters (LoRA) keep states per stored layer but activations per pass, which one set of
-    symbols cannot hold: both refused."""
-    if spec.loop is None:
-        return {}
-    if pp > 1:
-        raise CalcError(f"pp={pp}: pipeline stages of a looped model (loop) would share its "
-                        f"stored layers; calc counts looped models on one stage (pp=1)")
-    if frozen:
-        raise CalcError("finetune: the memory of adapters on a looped model (loop) is not "
-                        "counted (their states per stored layer, their activations per pass); "
-                        "its adapters' parameters and FLOPs are")
-    return {"L": spec.n_layers, "L_w": spec.n_layers}
 
 
 def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: float = 0,

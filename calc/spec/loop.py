@@ -13,15 +13,16 @@ the order they run, a plain spec without a loop.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
+from calc.errors import CalcError
 from calc.spec.base import MAX_LAYERS, Frozen
 from calc.spec.layers import MAX_PATTERN
 
-if TYPE_CHECKING:
-    from calc.spec.model import ModelSpec
+# The functions below take a calc.spec.model.ModelSpec (Any here: calc.spec.model imports this
+# module, and an import back, even for types, would be a cycle)
 
 
 class LoopSpec(Frozen):
@@ -95,7 +96,7 @@ LOOP_REFUSED: tuple[tuple[str, Any], ...] = (
 )
 
 
-def check_loop(spec: ModelSpec) -> None:
+def check_loop(spec: Any) -> None:
     """The runs cover every stored layer, within n_layers, and no part the loop cannot hold."""
     loop = spec.loop
     assert loop is not None
@@ -114,7 +115,7 @@ def check_loop(spec: ModelSpec) -> None:
             raise ValueError(f"loop: {name} is not defined with looped layers")
 
 
-def executed(spec: ModelSpec) -> ModelSpec:
+def executed(spec: Any) -> Any:
     """`spec` with its layers unrolled as they run (loop.order()) and no loop: what FLOPs,
     activations, the KV cache and step time count. Each executed layer keeps its stored
     layer's mixer, attention kind and FFN."""
@@ -141,3 +142,22 @@ def executed(spec: ModelSpec) -> ModelSpec:
         if moe is not None:  # the exceptions place the MoE layers
             changes["moe.first_dense_layers"], changes["moe.every"] = 0, 1
     return spec.updated(**changes)
+
+
+def loop_weight_values(spec: Any, pp: int, frozen: bool) -> dict[str, int]:
+    """A looped model's weights against its executed layers (calc.evaluate.memory_values reads
+    the executed spec, whose activations are the passes'): the weights count each stored layer
+    once, so the layers whose weights a GPU holds, L and L_w, are the stored ones. A pipeline
+    would split the executed layers across stages that share stored weights, and adapters
+    (LoRA) keep states per stored layer but activations per pass, which one set of symbols
+    cannot hold: both refused."""
+    if spec.loop is None:
+        return {}
+    if pp > 1:
+        raise CalcError(f"pp={pp}: pipeline stages of a looped model (loop) would share its "
+                        f"stored layers; calc counts looped models on one stage (pp=1)")
+    if frozen:
+        raise CalcError("finetune: the memory of adapters on a looped model (loop) is not "
+                        "counted (their states per stored layer, their activations per pass); "
+                        "its adapters' parameters and FLOPs are")
+    return {"L": spec.n_layers, "L_w": spec.n_layers}
