@@ -54,6 +54,7 @@ def params_per_layer(s):
     i_lg = s['i_lg']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_ng = s['i_ng']
     i_og = s['i_og']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -78,7 +79,8 @@ def params_per_layer(s):
     _t9 = d_v*h
     _t10 = d_v*(1 - i_gh)
     _t11 = h*i_gate
-    _t12 = d_qk*i_qk_head
+    _t12 = _t11*(_t10 + i_gh)
+    _t13 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -95,17 +97,17 @@ def params_per_layer(s):
         ),
         'attention/o': _t5*d_v + _t9*d*(1 - i_og) + b_o*d + i_og*(_t9*r_o + d*g_o*r_o),
         'attention/gate': (
-            _t10*_t11*_t6*b_qkv*(1 - b_gh)
-            + _t11*(_t10 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
-            + b_gh*h
+            _t10*_t11*_t6*b_qkv*(1 - b_gh) + _t12*(d*(1 - i_lg) + 2*i_lg*r_q) + b_gh*h
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/qk_norm': _t0*i_qw*(_t12 + _t2*i_qk_proj) + _t0*(_t12 + d_qk*h_kv*i_qk_proj),
+        'attention/qk_norm': _t0*i_qw*(_t13 + _t2*i_qk_proj) + _t0*(_t13 + d_qk*h_kv*i_qk_proj),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t9*i_sub,
+        'attention/scales': i_ng*(_t12 + _t2),
         'norms': _t0*d*n_norm,
+        'residual_scales': 2*d*i_ng,
     }
 
 
@@ -116,14 +118,17 @@ def params_dense_ffn(s):
     d_ff = s['d_ff']
     g_norm = s['g_norm']
     i_glu = s['i_glu']
+    i_ng = s['i_ng']
     i_sub = s['i_sub']
     n_act = s['n_act']
-    _t0 = d*d_ff
+    _t0 = i_glu + 1
+    _t1 = d*d_ff
     return {
-        'mlp/up': (_t0 + b_ff*d_ff)*(i_glu + 1),
-        'mlp/down': _t0 + b_ff*d,
+        'mlp/up': _t0*(_t1 + b_ff*d_ff),
+        'mlp/down': _t1 + b_ff*d,
         'mlp/act': n_act,
         'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
+        'mlp/scales': _t0*d_ff*i_ng,
     }
 
 
@@ -427,6 +432,7 @@ def params_components(s):
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -511,68 +517,73 @@ def params_components(s):
     _t32 = _t8*b_qkv*(1 - b_gh)
     _t33 = 2*i_lg
     _t34 = d*(1 - i_lg)
-    _t35 = _t29*d_v
-    _t36 = h*i_gate
-    _t37 = E_a*_t5
-    _t38 = 2*_t11
-    _t39 = d_qk2*i_qk_head
-    _t40 = _t0*(_t39 + d_qk2*h_kv2*i_qk_proj)
-    _t41 = d_qk*i_qk_head
-    _t42 = _t0*(_t41 + d_qk*h_kv*i_qk_proj)
-    _t43 = _t0*i_qw
-    _t44 = 4*i_diff
-    _t45 = _t0*i_sub
-    _t46 = 2*d_qk
-    _t47 = 2*d_I
-    _t48 = d*d_I
-    _t49 = d*h_I + d_I*h_I*r_q
-    _t50 = L*d
-    _t51 = _t0*_t50
-    _t52 = _t0*d
-    _t53 = 2*d
-    _t54 = n_hc**2
-    _t55 = 2*N_s
-    _t56 = G_s*_t55
-    _t57 = 2*d_in + i_m2*(H_s + _t56)
-    _t58 = R_dt + _t55
-    _t59 = 1 - i_m2
-    _t60 = _t59*d_in
-    _t61 = H_s*i_m2
-    _t62 = 2*H_k*d_lk
-    _t63 = H_v*d_lk
-    _t64 = H_v*d_lv
-    _t65 = _t63 + _t64
-    _t66 = 1 - i_cg
-    _t67 = H_v + _t64
-    _t68 = L_dn*d
-    _t69 = H_la*L_la*d_la
-    _t70 = 3*d
-    _t71 = _t69*d
-    _t72 = L_rw*d_rw
-    _t73 = _t72*d
-    _t74 = d**2
-    _t75 = d*d_gr
-    _t76 = L_gr*(_t75 + d_gr)
-    _t77 = L_gr*d_gr
-    _t78 = 2*d_gr
-    _t79 = H_ml*L_ml
-    _t80 = _t79*d*d_mk
-    _t81 = _t79*d_mv
-    _t82 = _t81*d
-    _t83 = 2*H_ml
-    _t84 = b_sc*d
-    _t85 = _t19*h_kv
-    _t86 = i_glu + 1
-    _t87 = b_ff*d_ff
-    _t88 = d*d_ff
-    _t89 = _t86*(_t87 + _t88)
-    _t90 = _t88 + b_ff*d
-    _t91 = _t45*d_ff
-    _t92 = E + E_0
-    _t93 = d*(i_glu + 2)
-    _t94 = 3*_t52
-    _t95 = _t50*p_le
-    _t96 = _t50*i_au
+    _t35 = _t31*(_t30 + i_gh)
+    _t36 = _t29*d_v
+    _t37 = h*i_gate
+    _t38 = _t37*(_t36 + i_gh)
+    _t39 = E_a*_t5
+    _t40 = 2*_t11
+    _t41 = d_qk2*i_qk_head
+    _t42 = _t0*(_t41 + d_qk2*h_kv2*i_qk_proj)
+    _t43 = d_qk*i_qk_head
+    _t44 = _t0*(_t43 + d_qk*h_kv*i_qk_proj)
+    _t45 = _t0*i_qw
+    _t46 = 4*i_diff
+    _t47 = _t0*i_sub
+    _t48 = 2*d_qk
+    _t49 = 2*d_I
+    _t50 = d*d_I
+    _t51 = d*h_I + d_I*h_I*r_q
+    _t52 = L*d
+    _t53 = _t0*_t52
+    _t54 = _t0*d
+    _t55 = 2*_t52
+    _t56 = 2*d
+    _t57 = n_hc**2
+    _t58 = 2*N_s
+    _t59 = G_s*_t58
+    _t60 = 2*d_in + i_m2*(H_s + _t59)
+    _t61 = R_dt + _t58
+    _t62 = 1 - i_m2
+    _t63 = _t62*d_in
+    _t64 = H_s*i_m2
+    _t65 = 2*H_k*d_lk
+    _t66 = H_v*d_lk
+    _t67 = H_v*d_lv
+    _t68 = _t66 + _t67
+    _t69 = 1 - i_cg
+    _t70 = H_v + _t67
+    _t71 = L_dn*d
+    _t72 = H_la*L_la*d_la
+    _t73 = 3*d
+    _t74 = _t72*d
+    _t75 = L_rw*d_rw
+    _t76 = _t75*d
+    _t77 = d**2
+    _t78 = d*d_gr
+    _t79 = L_gr*(_t78 + d_gr)
+    _t80 = L_gr*d_gr
+    _t81 = 2*d_gr
+    _t82 = H_ml*L_ml
+    _t83 = _t82*d*d_mk
+    _t84 = _t82*d_mv
+    _t85 = _t84*d
+    _t86 = 2*H_ml
+    _t87 = b_sc*d
+    _t88 = _t19*h_kv
+    _t89 = i_glu + 1
+    _t90 = b_ff*d_ff
+    _t91 = d*d_ff
+    _t92 = _t89*(_t90 + _t91)
+    _t93 = _t91 + b_ff*d
+    _t94 = _t47*d_ff
+    _t95 = _t89*d_ff
+    _t96 = _t95*i_ng
+    _t97 = E + E_0
+    _t98 = d*(i_glu + 2)
+    _t99 = 3*_t54
+    _t100 = _t52*p_le
+    _t101 = _t52*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -597,110 +608,113 @@ def params_components(s):
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t30*_t31*_t32 + _t31*(_t30 + i_gh)*(_t33*r_q2 + _t34) + b_gh*h2)
-            + _t9*(_t32*_t35*_t36 + _t36*(_t35 + i_gh)*(_t33*r_q + _t34) + b_gh*h)
+            L_att2*(_t30*_t31*_t32 + _t35*(_t33*r_q2 + _t34) + b_gh*h2)
+            + _t9*(_t32*_t36*_t37 + _t38*(_t33*r_q + _t34) + b_gh*h)
         ),
-        'attention/router': L_att2*_t37 + _t37*_t9,
-        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t38),
+        'attention/router': L_att2*_t39 + _t39*_t9,
+        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t40),
         'attention/qk_norm': (
-            L_att2*(_t40 + _t43*(_t3*i_qk_proj + _t39))
-            - L_kvs2*_t40
-            - _t22*_t42
-            + _t9*(_t42 + _t43*(_t11*i_qk_proj + _t41))
+            L_att2*(_t42 + _t45*(_t3*i_qk_proj + _t41))
+            - L_kvs2*_t42
+            - _t22*_t44
+            + _t9*(_t44 + _t45*(_t11*i_qk_proj + _t43))
         ),
         'attention/sinks': L_att2*h2*i_sink2 + _t9*h*i_sink,
-        'attention/lambda': L_att2*_t44*d_qk2 + _t44*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t25*_t45 + _t27*_t45*_t9,
+        'attention/lambda': L_att2*_t46*d_qk2 + _t46*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t25*_t47 + _t27*_t47*_t9,
+        'attention/scales': L_att2*i_ng*(_t3 + _t35) + _t9*i_ng*(_t11 + _t38),
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t46*m_csa + d_qk) + L_hca*_t46*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t48*m_csa + d_qk) + L_hca*_t48*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(4*_t48 + _t49) + L_csa*(_t47*m_csa + d_I) + L_idx*(_t47 + _t48 + _t49)
+            L_csa*(4*_t50 + _t51) + L_csa*(_t49*m_csa + d_I) + L_idx*(_t49 + _t50 + _t51)
         ),
-        'norms': _t51*n_norm - _t52*(1 - i_n0),
-        'norm_gates': _t53*r_ng*(L + L_moe),
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t54*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t57*b_ssm + _t57*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t56*i_m2 + d_in),
-        'mamba/x': L_ssm*_t58*_t60,
-        'mamba/dt': L_ssm*(R_dt*_t60 + _t60 + _t61),
-        'mamba/ssm': L_ssm*(_t59*(N_s*d_in + d_in) + 2*_t61),
-        'mamba/norm': L_ssm*(_t58*_t59*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t53*n_norm - _t54*(1 - i_n0),
+        'residual_scales': _t55*i_ng,
+        'norm_gates': _t56*r_ng*(L + L_moe),
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t57*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t60*b_ssm + _t60*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t59*i_m2 + d_in),
+        'mamba/x': L_ssm*_t61*_t63,
+        'mamba/dt': L_ssm*(R_dt*_t63 + _t63 + _t64),
+        'mamba/ssm': L_ssm*(_t62*(N_s*d_in + d_in) + 2*_t64),
+        'mamba/norm': L_ssm*(_t61*_t62*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t68*(_t62 + _t65*i_gf + _t66*_t67 + _t67),
-        'deltanet/lowrank': L_dn*i_cg*(_t53*r_g + _t65*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t62 + _t64),
-        'deltanet/gates': L_dn*(H_v*_t66 + H_v + _t63*i_cg),
+        'deltanet/in': _t71*(_t65 + _t68*i_gf + _t69*_t70 + _t70),
+        'deltanet/lowrank': L_dn*i_cg*(_t56*r_g + _t68*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t65 + _t67),
+        'deltanet/gates': L_dn*(H_v*_t69 + H_v + _t66*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t64*_t68,
-        'lightning/qkv': _t69*_t70,
-        'lightning/gate': _t71,
-        'lightning/out': _t71,
-        'lightning/norm': _t69,
-        'rwkv/key': _t73,
-        'rwkv/value': _t73,
-        'rwkv/receptance': _t73,
-        'rwkv/output': _t73,
-        'rwkv/gate': L_rw*_t74,
-        'rwkv/decay': 2*_t72,
+        'deltanet/out': _t67*_t71,
+        'lightning/qkv': _t72*_t73,
+        'lightning/gate': _t74,
+        'lightning/out': _t74,
+        'lightning/norm': _t72,
+        'rwkv/key': _t76,
+        'rwkv/value': _t76,
+        'rwkv/receptance': _t76,
+        'rwkv/output': _t76,
+        'rwkv/gate': L_rw*_t77,
+        'rwkv/decay': 2*_t75,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t76,
-        'griffin/x': _t76,
-        'griffin/conv': _t77*(k_gr + 1),
-        'griffin/gates': L_gr*(_t78*w_gr + _t78),
-        'griffin/decay': _t77,
-        'griffin/out': L_gr*(_t75 + d),
-        'mlstm/q': _t80,
-        'mlstm/k': _t80,
-        'mlstm/v': _t82,
-        'mlstm/ogate': _t82,
-        'mlstm/gates': L_ml*(_t83*d + _t83),
-        'mlstm/norm': _t81,
-        'mlstm/out': _t82,
-        'conv/in': L_sc*(3*_t74 + 3*_t84),
+        'griffin/y': _t79,
+        'griffin/x': _t79,
+        'griffin/conv': _t80*(k_gr + 1),
+        'griffin/gates': L_gr*(_t81*w_gr + _t81),
+        'griffin/decay': _t80,
+        'griffin/out': L_gr*(_t78 + d),
+        'mlstm/q': _t83,
+        'mlstm/k': _t83,
+        'mlstm/v': _t85,
+        'mlstm/ogate': _t85,
+        'mlstm/gates': L_ml*(_t86*d + _t86),
+        'mlstm/norm': _t84,
+        'mlstm/out': _t85,
+        'conv/in': L_sc*(3*_t77 + 3*_t87),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t74 + _t84),
+        'conv/out': L_sc*(_t77 + _t87),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t85*d,
+        'cross_attention/kv': L_xa*_t88*d,
         'cross_attention/o': L_xa*_t28,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t89 + L_dw*(_t86*(2*_t87 + 2*_t88) - _t89),
-        'mlp/down': L_dense*_t90 + L_dw*_t88,
+        'mlp/up': L_dense*_t92 + L_dw*(_t89*(2*_t90 + 2*_t91) - _t92),
+        'mlp/down': L_dense*_t93 + L_dw*_t91,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t91 + L_dw*_t91,
-        'moe/router': L_moe*(_t92*b_router + _t92*d + i_rs*(E + d)),
-        'moe/experts': E*L_moe*(_t93*d_e + b_ff*(_t86*d_e + d)),
-        'moe/shared': L_moe*(E_s*(_t93*d_s + b_ff*(_t86*d_s + d)) + d*i_shared_gate),
+        'mlp/sub_norm': L_dense*_t94 + L_dw*_t94,
+        'mlp/scales': L_dense*_t96 + L_dw*_t96,
+        'moe/router': L_moe*(_t97*b_router + _t97*d + i_rs*(E + d)),
+        'moe/experts': E*L_moe*(_t98*d_e + b_ff*(_t89*d_e + d)),
+        'moe/shared': L_moe*(E_s*(_t98*d_s + b_ff*(_t89*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t52*i_mn + _t94*i_bn),
-        'shared_block/attention': M_sb*(_t28 + _t38*d + _t53*_t85),
-        'shared_block/mlp': M_sb*(_t89 + _t90 + n_act),
-        'shared_block/norms': M_sb*_t94,
-        'shared_block/projection': L_sb*_t74,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t85 + 6*d) + r_sb*(_t86*d_ff + d)),
+        'moe/norm': L_moe*(_t54*i_mn + _t99*i_bn),
+        'shared_block/attention': M_sb*(_t28 + _t40*d + _t56*_t88),
+        'shared_block/mlp': M_sb*(_t92 + _t93 + n_act),
+        'shared_block/norms': M_sb*_t99,
+        'shared_block/projection': L_sb*_t77,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t88 + 6*d) + r_sb*(_t95 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t95,
-        'per_layer_embeddings/layers': 2*_t95,
-        'per_layer_embeddings/norms': _t0*i_le*(_t50 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t96,
-        'altup/projections': _t74*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t96,
-        'laurel/layers': 2*_t50*r_lr,
-        'laurel/norms': _t51*i_lr,
+        'per_layer_embeddings/projection': _t100,
+        'per_layer_embeddings/layers': 2*_t100,
+        'per_layer_embeddings/norms': _t0*i_le*(_t52 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t101,
+        'altup/projections': _t77*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t101,
+        'laurel/layers': _t55*r_lr,
+        'laurel/norms': _t53*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t52*i_norm_emb,
+        'embedding/norm': _t54*i_norm_emb,
         'embedding/segment': V_seg*d,
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
-        'embedding_projection': _t53*d_emb*i_proj,
-        'hyper_connections/head': _t54*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t70,
-        'final_norm': _t52*i_norm_final,
+        'embedding_projection': _t56*d_emb*i_proj,
+        'hyper_connections/head': _t57*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t73,
+        'final_norm': _t54*i_norm_final,
         'centroid_head': C_cen*d,
-        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t52 + _t74 + b_ph*d),
+        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
+        'prediction_head': i_ph*(_t54 + _t77 + b_ph*d),
     }
 
 
@@ -812,6 +826,7 @@ def params_summary(s):
     i_moa = s['i_moa']
     i_moe = s['i_moe']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -884,15 +899,15 @@ def params_summary(s):
     _t29 = E*_t28
     _t30 = n_hc**2
     _t31 = d_qk2*i_qk_head
-    _t32 = d_qk2*i_qk_proj
-    _t33 = _t7*(_t31 + _t32*h_kv2)
-    _t34 = _t7*i_qw
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = h2*i_gate
-    _t38 = _t13*b_qkv*(1 - b_gh)
-    _t39 = 2*i_lg
-    _t40 = d*(1 - i_lg)
+    _t32 = _t7*(_t31 + d_qk2*h_kv2*i_qk_proj)
+    _t33 = _t7*i_qw
+    _t34 = 1 - i_gh
+    _t35 = _t34*d_v2
+    _t36 = h2*i_gate
+    _t37 = _t13*b_qkv*(1 - b_gh)
+    _t38 = 2*i_lg
+    _t39 = d*(1 - i_lg)
+    _t40 = _t36*(_t35 + i_gh)
     _t41 = _t7*i_mla
     _t42 = d_rope2 + r_kv2
     _t43 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
@@ -926,83 +941,91 @@ def params_summary(s):
     _t66 = E + E_0
     _t67 = _t66*b_router + _t66*d + i_rs*(E + d)
     _t68 = d**2
-    _t69 = d_qk + d_v
-    _t70 = _t69*h_kv
-    _t71 = b_sc*d
-    _t72 = 2*N_s
-    _t73 = G_s*_t72
-    _t74 = 2*d_in + i_m2*(H_s + _t73)
-    _t75 = H_s*i_m2
-    _t76 = 1 - i_m2
-    _t77 = R_dt + _t72
-    _t78 = _t76*d_in
-    _t79 = 2*d
-    _t80 = _t50 + _t55 + n_act
-    _t81 = d_qk*i_qk_head
-    _t82 = _t7*(_t81 + d_qk*h_kv*i_qk_proj)
-    _t83 = _t34*(_t22*i_qk_proj + _t81) + _t82
-    _t84 = _t35*d_v
-    _t85 = h*i_gate
-    _t86 = _t38*_t84*_t85 + _t85*(_t84 + i_gh)*(_t39*r_q + _t40) + b_gh*h
-    _t87 = d_rope + r_kv
-    _t88 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t89 = (
+    _t69 = _t27*d_ff
+    _t70 = d_qk + d_v
+    _t71 = _t70*h_kv
+    _t72 = b_sc*d
+    _t73 = 2*N_s
+    _t74 = G_s*_t73
+    _t75 = 2*d_in + i_m2*(H_s + _t74)
+    _t76 = H_s*i_m2
+    _t77 = 1 - i_m2
+    _t78 = R_dt + _t73
+    _t79 = _t77*d_in
+    _t80 = 2*d
+    _t81 = _t50 + _t55 + n_act
+    _t82 = d_qk*i_qk_head
+    _t83 = _t7*(_t82 + d_qk*h_kv*i_qk_proj)
+    _t84 = _t33*(_t22*i_qk_proj + _t82) + _t83
+    _t85 = _t34*d_v
+    _t86 = h*i_gate
+    _t87 = _t86*(_t85 + i_gh)
+    _t88 = _t37*_t85*_t86 + _t87*(_t38*r_q + _t39) + b_gh*h
+    _t89 = d_rope + r_kv
+    _t90 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t91 = (
         _t41*(d_rope*i_krn + r_kv)
-        + _t88*d
-        + b_qkv*(_t87*i_mla + _t88)
-        + i_mla*(_t87*d + h*r_kv*(_t69 - d_rope))
+        + _t90*d
+        + b_qkv*(_t89*i_mla + _t90)
+        + i_mla*(_t89*d + h*r_kv*(_t70 - d_rope))
     )
-    _t90 = L_kvs - L_kvs2
-    _t91 = L_rw*d_rw
-    _t92 = 3*d
-    _t93 = 5*d
-    _t94 = H_la*L_la*d_la
-    _t95 = H_ml*L_ml*d_mv
-    _t96 = L*d
-    _t97 = 2*H_k*d_lk
-    _t98 = H_v*d_lv
-    _t99 = _t52 + _t98
-    _t100 = H_v + _t98
-    _t101 = b_moe*d
-    _t102 = h*i_sink
-    _t103 = i_rel*(2*_t22 + _t23)
-    _t104 = 4*i_diff
-    _t105 = 4*d
-    _t106 = _t104*d_qk
-    _t107 = E_a*_t0
-    _t108 = L*_t63
-    _t109 = _t63*n_norm
-    _t110 = _t7*i_sub
-    _t111 = _t110*d_ff
-    _t112 = _t110*_t17
-    _t113 = (
+    _t92 = L_kvs - L_kvs2
+    _t93 = L_rw*d_rw
+    _t94 = 3*d
+    _t95 = 5*d
+    _t96 = H_la*L_la*d_la
+    _t97 = H_ml*L_ml*d_mv
+    _t98 = L*d
+    _t99 = 2*H_k*d_lk
+    _t100 = H_v*d_lv
+    _t101 = _t100 + _t52
+    _t102 = H_v + _t100
+    _t103 = b_moe*d
+    _t104 = h*i_sink
+    _t105 = i_ng*(_t22 + _t87)
+    _t106 = i_rel*(2*_t22 + _t23)
+    _t107 = 2*_t98
+    _t108 = 4*i_diff
+    _t109 = 4*d
+    _t110 = _t108*d_qk
+    _t111 = E_a*_t0
+    _t112 = L*_t63
+    _t113 = _t63*n_norm
+    _t114 = _t69*i_ng
+    _t115 = _t7*i_sub
+    _t116 = _t115*d_ff
+    _t117 = _t115*_t17
+    _t118 = (
         C_cen*d
-        + D_tg*_t92
+        + D_tg*_t94
         + H_v*_t51*d
-        + L*_t109
+        + L*_t113
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t30*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t104*d_qk2
-        + L_att2*_t107
-        + L_att2*_t110*_t4
+        + L_att2*_t108*d_qk2
+        + L_att2*_t111
+        + L_att2*_t115*_t4
         + L_att2*_t44
         + L_att2*h2*i_sink2
+        + L_att2*i_ng*(_t10 + _t40)
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t33 + _t34*(_t31 + _t32*h2))
-        + L_att2*(_t36*_t37*_t38 + _t37*(_t36 + i_gh)*(_t39*r_q2 + _t40) + b_gh*h2)
-        + L_csa*_t105*d_qk
+        + L_att2*(_t32 + _t33*(_t10*i_qk_proj + _t31))
+        + L_att2*(_t35*_t36*_t37 + _t40*(_t38*r_q2 + _t39) + b_gh*h2)
+        + L_csa*_t109*d_qk
         + L_csa*(4*_t47 + _t48)
         + L_csa*(_t45*m_csa + d_I)
         + L_csa*(_t46*m_csa + d_qk)
-        + L_dense*_t111
+        + L_dense*_t114
+        + L_dense*_t116
         + L_dense*_t50
         + L_dense*_t55
         + L_dense*n_act
-        + L_dn*d*(_t100*_t53 + _t100 + _t97 + _t99*i_gf)
-        + L_dn*i_cg*(_t79*r_g + _t99*r_g)
-        + L_dn*k_dn*(_t97 + _t98)
+        + L_dn*d*(_t101*i_gf + _t102*_t53 + _t102 + _t99)
+        + L_dn*i_cg*(_t101*r_g + _t80*r_g)
+        + L_dn*k_dn*(_t100 + _t99)
         + L_dn*(H_v*_t53 + H_v + _t52*i_cg)
-        + L_dw*_t111
+        + L_dw*_t114
+        + L_dw*_t116
         + L_dw*_t49
         + L_dw*(_t27*(2*_t49 + 2*_t54) - _t55)
         + L_gr*(_t57 + d)
@@ -1011,47 +1034,50 @@ def params_summary(s):
         + L_hca*_t46*d
         + L_hca*(d_qk*m_hca + d_qk)
         + L_idx*_t59
-        - L_kvs2*_t33
+        - L_kvs2*_t32
         - L_kvs2*_t44
         + L_ml*_t61*d_mk
         + L_ml*(_t60 + _t61)
-        + L_moe*_t101
+        + L_moe*_t103
         + L_moe*_t62
         + L_moe*_t65
         + L_moe*_t67
         + L_rw*_t68
-        + L_rw*_t93
+        + L_rw*_t95
         + L_sb*_t68
-        + L_sb*(i_sba*r_sb*(_t22 + _t70 + 6*d) + r_sb*(_t27*d_ff + d))
+        + L_sb*(i_sba*r_sb*(_t22 + _t71 + 6*d) + r_sb*(_t69 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t68 + _t71)
-        + L_sc*(3*_t68 + 3*_t71)
-        + L_ssm*_t77*_t78
-        + L_ssm*(2*_t75 + _t76*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in)
-        + L_ssm*(_t74*b_ssm + _t74*d)
+        + L_sc*(_t68 + _t72)
+        + L_sc*(3*_t68 + 3*_t72)
+        + L_ssm*_t78*_t79
+        + L_ssm*(2*_t76 + _t77*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t74*i_m2 + d_in)
+        + L_ssm*(_t75*b_ssm + _t75*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t76*_t77*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t78 + _t75 + _t78)
+        + L_ssm*(_t77*_t78*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t79 + _t76 + _t79)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t70*d
+        + L_xa*_t71*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
         + M_sb*_t64
-        + M_sb*_t80
-        + M_sb*(_t18 + _t22*_t79 + _t70*_t79)
-        + _t102*_t15
-        + _t103*_t15
-        + _t105*_t91
+        + M_sb*_t81
+        + M_sb*(_t18 + _t22*_t80 + _t71*_t80)
+        + _t104*_t15
+        + _t105*_t15
         + _t106*_t15
-        + _t107*_t15
-        + _t108*i_au
-        + _t108*i_lr
-        + _t112*_t15
-        + _t15*_t83
-        + _t15*_t86
-        + _t15*_t89
+        + _t107*i_ng
+        + _t107*r_lr
+        + _t109*_t93
+        + _t110*_t15
+        + _t111*_t15
+        + _t112*i_au
+        + _t112*i_lr
+        + _t117*_t15
+        + _t15*_t84
+        + _t15*_t88
+        + _t15*_t91
         + _t30*d
         + _t51
         + _t56*(k_gr + 1)
@@ -1060,19 +1086,18 @@ def params_summary(s):
         + _t63*i_norm_final
         - _t63*(1 - i_n0)
         + _t68*(-2*i_au + 2*n_au)
-        + _t7*i_le*(_t96 + p_le)
-        + _t79*d_emb*i_proj
-        + _t79*r_ng*(L + L_moe)
-        - _t82*_t90
-        - _t89*_t90
-        + 2*_t91
-        + _t92*_t95
-        + _t93*_t94
-        + _t94
-        + _t95
-        + _t96*i_au
-        + 3*_t96*p_le
-        + 2*_t96*r_lr
+        + _t7*i_le*(_t98 + p_le)
+        + _t80*d_emb*i_proj
+        + _t80*r_ng*(L + L_moe)
+        - _t83*_t92
+        - _t91*_t92
+        + 2*_t93
+        + _t94*_t97
+        + _t95*_t96
+        + _t96
+        + _t97
+        + _t98*i_au
+        + 3*_t98*p_le
         + b_oL*d
         + d*i_ls
         + h*n_pb
@@ -1080,39 +1105,41 @@ def params_summary(s):
         + i_ph*(_t63 + _t68 + b_ph*d)
         + n_hc
     )
-    _t114 = (
+    _t119 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t29
-        + _t113
+        + _t118
         + _t15*_t20
         + _t15*_t25
     )
-    _t115 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t116 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t115
+    _t120 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t121 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t120
     return {
-        'total': _t114 + _t116,
-        'embedding': _t115,
-        'non_embedding': _t114,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t113 + _t116 + _t15*_t19 + _t15*_t24,
+        'total': _t119 + _t121,
+        'embedding': _t120,
+        'non_embedding': _t119,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t28*k + _t118 + _t121 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t64
             + 2*M*_t68
             + M*(
-                _t102
-                + _t103
+                _t104
+                + _t105
                 + _t106
-                + _t107
-                + _t109
-                + _t112
+                + _t110
+                + _t111
+                + _t113
+                + _t117
                 + _t20
                 + _t25
                 + _t59*i_dsa
-                + _t83
-                + _t86
-                + _t89
-                + i_moe*(_t101 + _t29 + _t62 + _t65 + _t67)
-                + (1 - i_moe)*(_t111 + _t80)
+                + _t80*i_ng
+                + _t84
+                + _t88
+                + _t91
+                + i_moe*(_t103 + _t29 + _t62 + _t65 + _t67)
+                + (1 - i_moe)*(_t114 + _t116 + _t81)
             )
         ),
     }
@@ -1841,6 +1868,7 @@ def rules_train_per_token(s):
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -1883,247 +1911,257 @@ def rules_train_per_token(s):
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = 6*L
-    _t3 = b_norm + g_norm
-    _t4 = _t3*i_mla
-    _t5 = d_rope2 + r_kv2
-    _t6 = 1 - i_mla
-    _t7 = _t6*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t8 = (
-        6*_t4*(d_rope2*i_krn + r_kv2)
-        + 6*_t7*d
-        + 6*b_qkv*(_t5*i_mla + _t7)
-        + 6*i_mla*(_t5*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
+    _t2 = 6*V_o
+    _t3 = 6*L
+    _t4 = b_norm + g_norm
+    _t5 = _t4*i_mla
+    _t6 = d_rope2 + r_kv2
+    _t7 = 1 - i_mla
+    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t9 = (
+        6*_t5*(d_rope2*i_krn + r_kv2)
+        + 6*_t8*d
+        + 6*b_qkv*(_t6*i_mla + _t8)
+        + 6*i_mla*(_t6*d + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t9 = L_kvs - L_kvs2
-    _t10 = d_rope + r_kv
-    _t11 = d_qk + d_v
-    _t12 = _t6*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t13 = (
-        6*_t12*d
-        + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t10*i_mla + _t12)
-        + 6*i_mla*(_t10*d + h*r_kv*(_t11 - d_rope))
+    _t10 = L_kvs - L_kvs2
+    _t11 = d_rope + r_kv
+    _t12 = d_qk + d_v
+    _t13 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t14 = (
+        6*_t13*d
+        + 6*_t5*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t11*i_mla + _t13)
+        + 6*i_mla*(_t11*d + h*r_kv*(_t12 - d_rope))
     )
-    _t14 = n_hc**2
-    _t15 = d_qk2*i_qk_head
-    _t16 = d_qk2*i_qk_proj
-    _t17 = _t3*(_t15 + _t16*h_kv2)
-    _t18 = _t3*i_qw
-    _t19 = 6*L_att2
-    _t20 = 1 - i_gh
-    _t21 = _t20*d_v2
-    _t22 = h2*i_gate
-    _t23 = _t6*b_qkv*(1 - b_gh)
-    _t24 = 2*i_lg
-    _t25 = d*(1 - i_lg)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = i_qlora*r_q2
-    _t31 = 1 - i_qlora
-    _t32 = d_qk2*h2
-    _t33 = _t32*d
-    _t34 = i_lg + 1
-    _t35 = 2*d_I
-    _t36 = 6*L_csa
-    _t37 = d*d_I
-    _t38 = d*h_I + d_I*h_I*r_q
-    _t39 = 6*L_dense
-    _t40 = d*d_ff
-    _t41 = _t40 + b_ff*d
-    _t42 = 6*L_dn
-    _t43 = H_v*d_lk
-    _t44 = 1 - i_cg
-    _t45 = i_glu + 1
-    _t46 = b_ff*d_ff
-    _t47 = _t45*(_t40 + _t46)
-    _t48 = 6*L_dw
-    _t49 = 6*L_gr
-    _t50 = _t49*d_gr
-    _t51 = d*d_gr
-    _t52 = 2*d_gr
-    _t53 = 2*H_ml
-    _t54 = 6*L_ml
-    _t55 = d*(i_glu + 2)
-    _t56 = 6*L_moe
-    _t57 = _t3*d
-    _t58 = E + E_0
-    _t59 = d**2
-    _t60 = 6*_t59
-    _t61 = d_qk*h
-    _t62 = _t11*h_kv
-    _t63 = b_sc*d
-    _t64 = 6*L_sc
-    _t65 = 6*L_ssm
-    _t66 = 2*N_s
-    _t67 = G_s*_t66
-    _t68 = 2*d_in + i_m2*(H_s + _t67)
-    _t69 = H_s*i_m2
-    _t70 = 1 - i_m2
-    _t71 = R_dt + _t66
-    _t72 = _t70*d_in
-    _t73 = d_v*h
-    _t74 = _t73*d
-    _t75 = 2*d
-    _t76 = 6*M_sb
-    _t77 = 6*h
-    _t78 = d_qk*i_qk_head
-    _t79 = _t3*(_t78 + d_qk*h_kv*i_qk_proj)
-    _t80 = L_att - L_att2
-    _t81 = 6*_t80
-    _t82 = _t20*d_v
-    _t83 = h*i_gate
-    _t84 = i_qlora*r_q
-    _t85 = _t61*d
-    _t86 = L_rw*d_rw
-    _t87 = 18*d
-    _t88 = 30*d
-    _t89 = _t0*_t3
-    _t90 = H_la*L_la*d_la
-    _t91 = H_ml*d_mv
-    _t92 = L*i_au
-    _t93 = 2*H_k*d_lk
-    _t94 = H_v*d_lv
-    _t95 = _t43 + _t94
-    _t96 = H_v + _t94
-    _t97 = L_dn*_t0
-    _t98 = L*d
-    _t99 = 12*d
-    _t100 = 24*i_diff
-    _t101 = 24*d
-    _t102 = E_a*_t0*i_moa
-    _t103 = L*_t89
-    _t104 = _t3*i_sub
-    _t105 = _t104*d_ff
-    _t106 = L_xa*_t0
-    _t107 = (
+    _t15 = n_hc**2
+    _t16 = d_qk2*i_qk_head
+    _t17 = _t4*(_t16 + d_qk2*h_kv2*i_qk_proj)
+    _t18 = d_qk2*h2
+    _t19 = _t4*i_qw
+    _t20 = 6*L_att2
+    _t21 = 1 - i_gh
+    _t22 = _t21*d_v2
+    _t23 = h2*i_gate
+    _t24 = _t7*b_qkv*(1 - b_gh)
+    _t25 = 2*i_lg
+    _t26 = d*(1 - i_lg)
+    _t27 = _t23*(_t22 + i_gh)
+    _t28 = b_o*d
+    _t29 = 1 - i_og
+    _t30 = d_v2*h2
+    _t31 = d*g_o*r_o
+    _t32 = i_qlora*r_q2
+    _t33 = 1 - i_qlora
+    _t34 = _t18*d
+    _t35 = i_lg + 1
+    _t36 = 2*d_I
+    _t37 = 6*L_csa
+    _t38 = d*d_I
+    _t39 = d*h_I + d_I*h_I*r_q
+    _t40 = 6*L_dense
+    _t41 = d*d_ff
+    _t42 = _t41 + b_ff*d
+    _t43 = 6*L_dn
+    _t44 = H_v*d_lk
+    _t45 = 1 - i_cg
+    _t46 = i_glu + 1
+    _t47 = b_ff*d_ff
+    _t48 = _t46*(_t41 + _t47)
+    _t49 = 6*L_dw
+    _t50 = 6*L_gr
+    _t51 = _t50*d_gr
+    _t52 = d*d_gr
+    _t53 = 2*d_gr
+    _t54 = 2*H_ml
+    _t55 = 6*L_ml
+    _t56 = d*(i_glu + 2)
+    _t57 = 6*L_moe
+    _t58 = _t4*d
+    _t59 = E + E_0
+    _t60 = d**2
+    _t61 = 6*_t60
+    _t62 = _t46*d_ff
+    _t63 = d_qk*h
+    _t64 = _t12*h_kv
+    _t65 = b_sc*d
+    _t66 = 6*L_sc
+    _t67 = 6*L_ssm
+    _t68 = 2*N_s
+    _t69 = G_s*_t68
+    _t70 = 2*d_in + i_m2*(H_s + _t69)
+    _t71 = H_s*i_m2
+    _t72 = 1 - i_m2
+    _t73 = R_dt + _t68
+    _t74 = _t72*d_in
+    _t75 = d_v*h
+    _t76 = _t75*d
+    _t77 = 2*d
+    _t78 = 6*M_sb
+    _t79 = 6*h
+    _t80 = d_qk*i_qk_head
+    _t81 = _t4*(_t80 + d_qk*h_kv*i_qk_proj)
+    _t82 = L_att - L_att2
+    _t83 = 6*_t82
+    _t84 = _t21*d_v
+    _t85 = h*i_gate
+    _t86 = _t85*(_t84 + i_gh)
+    _t87 = i_qlora*r_q
+    _t88 = _t63*d
+    _t89 = L_rw*d_rw
+    _t90 = 18*d
+    _t91 = 30*d
+    _t92 = _t0*_t4
+    _t93 = H_la*L_la*d_la
+    _t94 = H_ml*d_mv
+    _t95 = L*i_au
+    _t96 = 2*H_k*d_lk
+    _t97 = H_v*d_lv
+    _t98 = _t44 + _t97
+    _t99 = H_v + _t97
+    _t100 = L_dn*_t0
+    _t101 = L*d
+    _t102 = 12*_t101
+    _t103 = 12*d
+    _t104 = 24*i_diff
+    _t105 = 24*d
+    _t106 = E_a*_t0*i_moa
+    _t107 = L*_t92
+    _t108 = _t62*i_ng
+    _t109 = _t4*i_sub
+    _t110 = _t109*d_ff
+    _t111 = L_xa*_t0
+    _t112 = (
         C_cen*_t0
-        + D_tg*_t87
-        + H_ml*L_ml*_t99*d_mk
-        + L_att2*_t100*d_qk2
-        + L_att2*_t102
-        + L_att2*_t8
-        + L_csa*_t101*d_qk
-        + 12*L_gr*(_t51 + d_gr)
-        + L_hca*_t99*d_qk
+        + D_tg*_t90
+        + H_ml*L_ml*_t103*d_mk
+        + L_att2*_t104*d_qk2
+        + L_att2*_t106
+        + L_att2*_t9
+        + L_csa*_t105*d_qk
+        + 12*L_gr*(_t52 + d_gr)
+        + L_hca*_t103*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t35 + _t37 + _t38)
+        + 6*L_idx*(_t36 + _t38 + _t39)
         - 6*L_kvs2*_t17
-        - L_kvs2*_t8
-        + L_ml*_t87*_t91
+        - L_kvs2*_t9
+        + L_ml*_t90*_t94
         + L_moe*_t0*b_moe
-        + L_rw*_t60
-        + L_rw*_t88
-        + L_sb*_t60
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t61 + _t62) + r_sb*(_t45*d_ff + d))
+        + L_rw*_t61
+        + L_rw*_t91
+        + L_sb*_t61
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t63 + _t64) + r_sb*(_t62 + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t57
-        + _t0*_t14
-        + _t0*_t92
+        + 18*M_sb*_t58
+        + _t0*_t15
+        + _t0*_t95
         + _t0*b_oL
         + _t0*i_ls
-        + _t100*_t80*d_qk
-        + _t101*_t86
-        + _t102*_t80
-        + _t103*i_lr
-        + _t103*n_norm
-        + _t104*_t19*_t28
-        + _t104*_t73*_t81
-        + _t105*_t39
-        + _t105*_t48
-        + _t106*_t61
-        + _t106*_t62
-        + _t106*_t73
-        + _t13*_t80
-        - _t13*_t9
-        + _t19*h2*i_sink2
-        + _t19*i_rel*(2*_t32 + _t33)
-        + _t19*(_t17 + _t18*(_t15 + _t16*h2))
-        + _t19*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t19*(_t21*_t22*_t23 + _t22*(_t21 + i_gh)*(_t24*r_q2 + _t25) + b_gh*h2)
-        + _t19*(
-            _t3*_t30
-            + _t31*_t33
-            + b_qkv*(_t30*i_mla + _t32*_t6)
-            + i_qlora*(_t32*_t34*r_q2 + d*r_q2)
+        - _t10*_t14
+        - 6*_t10*_t81
+        + _t100*_t97
+        + _t100*(_t45*_t99 + _t96 + _t98*i_gf + _t99)
+        + 18*_t101*p_le
+        + _t102*i_ng
+        + _t102*r_lr
+        + _t103*d_emb*i_proj
+        + _t103*r_ng*(L + L_moe)
+        + _t104*_t82*d_qk
+        + _t105*_t89
+        + _t106*_t82
+        + _t107*i_lr
+        + _t107*n_norm
+        + _t108*_t40
+        + _t108*_t49
+        + _t109*_t20*_t30
+        + _t109*_t75*_t83
+        + _t110*_t40
+        + _t110*_t49
+        + _t111*_t63
+        + _t111*_t64
+        + _t111*_t75
+        + _t14*_t82
+        + _t20*h2*i_sink2
+        + _t20*i_ng*(_t18 + _t27)
+        + _t20*i_rel*(2*_t18 + _t34)
+        + _t20*(_t17 + _t19*(_t16 + _t18*i_qk_proj))
+        + _t20*(_t28 + _t29*_t30*d + i_og*(_t30*r_o + _t31))
+        + _t20*(_t22*_t23*_t24 + _t27*(_t25*r_q2 + _t26) + b_gh*h2)
+        + _t20*(
+            _t32*_t4
+            + _t33*_t34
+            + b_qkv*(_t18*_t7 + _t32*i_mla)
+            + i_qlora*(_t18*_t35*r_q2 + d*r_q2)
         )
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t14*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t98 + p_le)
-        + _t36*(4*_t37 + _t38)
-        + _t36*(_t35*m_csa + d_I)
-        + _t36*(2*d_qk*m_csa + d_qk)
-        + _t39*_t41
-        + _t39*_t47
-        + _t39*n_act
+        + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t15*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t3*(d*n_au + n_au**3 + n_au**2)
+        + _t37*(4*_t38 + _t39)
+        + _t37*(_t36*m_csa + d_I)
+        + _t37*(2*d_qk*m_csa + d_qk)
+        + 6*_t4*i_le*(_t101 + p_le)
+        + _t40*_t42
         + _t40*_t48
-        + _t42*d_lv
-        + _t42*i_cg*(_t75*r_g + _t95*r_g)
-        + _t42*k_dn*(_t93 + _t94)
-        + _t42*(H_v*_t44 + H_v + _t43*i_cg)
-        + _t48*(_t45*(2*_t40 + 2*_t46) - _t47)
-        + _t49*(_t51 + d)
-        + _t49*(_t52*w_gr + _t52)
-        + _t50*(k_gr + 1)
-        + _t50
-        + _t54*_t91
-        + _t54*(_t53*d + _t53)
-        + _t56*k*(_t55*d_e + b_ff*(_t45*d_e + d))
-        + _t56*(E_s*(_t55*d_s + b_ff*(_t45*d_s + d)) + d*i_shared_gate)
-        + _t56*(3*_t57*i_bn + _t57*i_mn)
-        + _t56*(_t58*b_router + _t58*d + i_rs*(E + d))
-        + _t60*(-2*i_au + 2*n_au)
-        + _t64*(_t59 + _t63)
-        + _t64*(3*_t59 + 3*_t63)
-        + _t65*_t71*_t72
-        + _t65*(2*_t69 + _t70*(N_s*d_in + d_in))
-        + _t65*(b_cs + k_s)*(_t67*i_m2 + d_in)
-        + _t65*(_t68*b_ssm + _t68*d)
-        + _t65*(b_ssm*d + d*d_in)
-        + _t65*(_t70*_t71*i_dtn + d_in*i_gn*i_m2)
-        + _t65*(R_dt*_t72 + _t69 + _t72)
-        + _t76*(_t41 + _t47 + n_act)
-        + _t76*(_t61*_t75 + _t62*_t75 + _t74)
-        + _t77*_t80*i_sink
-        + _t77*n_pb
-        - 6*_t79*_t9
-        + _t81*i_rel*(2*_t61 + _t85)
-        + _t81*(_t18*(_t61*i_qk_proj + _t78) + _t79)
-        + _t81*(_t26 + _t27*_t74 + i_og*(_t29 + _t73*r_o))
-        + _t81*(_t23*_t82*_t83 + _t83*(_t82 + i_gh)*(_t24*r_q + _t25) + b_gh*h)
-        + _t81*(
-            _t3*_t84 + _t31*_t85 + b_qkv*(_t6*_t61 + _t84*i_mla) + i_qlora*(_t34*_t61*r_q + d*r_q)
+        + _t40*n_act
+        + _t41*_t49
+        + _t43*d_lv
+        + _t43*i_cg*(_t77*r_g + _t98*r_g)
+        + _t43*k_dn*(_t96 + _t97)
+        + _t43*(H_v*_t45 + H_v + _t44*i_cg)
+        + _t49*(_t46*(2*_t41 + 2*_t47) - _t48)
+        + _t50*(_t52 + d)
+        + _t50*(_t53*w_gr + _t53)
+        + _t51*(k_gr + 1)
+        + _t51
+        + _t55*_t94
+        + _t55*(_t54*d + _t54)
+        + _t57*k*(_t56*d_e + b_ff*(_t46*d_e + d))
+        + _t57*(E_s*(_t56*d_s + b_ff*(_t46*d_s + d)) + d*i_shared_gate)
+        + _t57*(3*_t58*i_bn + _t58*i_mn)
+        + _t57*(_t59*b_router + _t59*d + i_rs*(E + d))
+        + _t61*(-2*i_au + 2*n_au)
+        + _t66*(_t60 + _t65)
+        + _t66*(3*_t60 + 3*_t65)
+        + _t67*_t73*_t74
+        + _t67*(2*_t71 + _t72*(N_s*d_in + d_in))
+        + _t67*(b_cs + k_s)*(_t69*i_m2 + d_in)
+        + _t67*(_t70*b_ssm + _t70*d)
+        + _t67*(b_ssm*d + d*d_in)
+        + _t67*(_t72*_t73*i_dtn + d_in*i_gn*i_m2)
+        + _t67*(R_dt*_t74 + _t71 + _t74)
+        + _t78*(_t42 + _t48 + n_act)
+        + _t78*(_t63*_t77 + _t64*_t77 + _t76)
+        + _t79*_t82*i_sink
+        + _t79*n_pb
+        + _t83*i_ng*(_t63 + _t86)
+        + _t83*i_rel*(2*_t63 + _t88)
+        + _t83*(_t19*(_t63*i_qk_proj + _t80) + _t81)
+        + _t83*(_t28 + _t29*_t76 + i_og*(_t31 + _t75*r_o))
+        + _t83*(_t24*_t84*_t85 + _t86*(_t25*r_q + _t26) + b_gh*h)
+        + _t83*(
+            _t33*_t88 + _t4*_t87 + b_qkv*(_t63*_t7 + _t87*i_mla) + i_qlora*(_t35*_t63*r_q + d*r_q)
         )
-        + 12*_t86
-        + _t88*_t90
-        + _t89*_t92
-        + _t89*i_norm_emb
-        + _t89*i_norm_final
-        - _t89*(1 - i_n0)
-        + 6*_t90
-        + _t94*_t97
-        + _t97*(_t44*_t96 + _t93 + _t95*i_gf + _t96)
-        + 18*_t98*p_le
-        + 12*_t98*r_lr
-        + _t99*d_emb*i_proj
-        + _t99*r_ng*(L + L_moe)
+        + 12*_t89
+        + _t91*_t93
+        + _t92*_t95
+        + _t92*i_norm_emb
+        + _t92*i_norm_final
+        - _t92*(1 - i_n0)
+        + 6*_t93
         + 6*i_hc
-        + 6*i_ph*(_t57 + _t59 + b_ph*d)
+        + 6*i_ph*(_t58 + _t60 + b_ph*d)
         + 6*n_hc
     )
-    _t108 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t107
-    _t109 = T*_t32
-    _t110 = T*_t61
-    _t111 = 3*T
-    _t112 = 4*T
+    _t113 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t112 + _t2*b_lm + _t2*i_ng
+    _t114 = T*_t18
+    _t115 = T*_t63
+    _t116 = 3*T
+    _t117 = 4*T
     return {
-        '6N': P*_t0 + _t108,
-        'kaplan': _t107 + _t109*_t19 + _t110*_t81,
-        'palm': 12*L_att2*_t109 + _t108 + 12*_t110*_t80,
+        '6N': P*_t0 + _t113,
+        'kaplan': _t112 + _t114*_t20 + _t115*_t83,
+        'palm': 12*L_att2*_t114 + _t113 + 12*_t115*_t82,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2131,11 +2169,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t111*h2 + _t112*_t32 + 8*_t33)
+            3*L_att2*(_t116*h2 + _t117*_t18 + 8*_t34)
             + V*_t0
             + V_o*_t0
-            + 3*_t80*(_t111*h + _t112*_t61 + 8*_t85)
-            + _t99*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t103*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t82*(_t116*h + _t117*_t63 + 8*_t88)
         ),
     }
 

@@ -181,6 +181,10 @@ LOOP = (
     "with them); everything a pass computes counts once per pass: its FLOPs, its activations, "
     "its KV cache (one slot per pass, as transformers' cache holds them) and its step time. "
     "The additions that feed one stream into the other are elementwise: 0 FLOPs.")
+NGPT = (
+    "nGPT's scale vectors (Dory): the residual rates (2·d a layer), the query and gate scales "
+    "(h·d_qk and h·d_v an attention layer), the FFN's gate and up scales (2·d_ff) and a logit "
+    "scale per head row count in the parameters; their products are elementwise: 0 FLOPs.")
 PER_LAYER_EMBEDDINGS = (
     "Per-layer embeddings (Gemma 3n, Gemma 4): the table of L·p columns is an embedding "
     "(in embedding, out of non-embedding) and its lookup costs 0 FLOPs; the embedding's "

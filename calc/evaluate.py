@@ -229,7 +229,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
         "i_ls": int(spec.loop is not None and spec.loop.init_state),
-        "i_go": int(att.output_gate_own),
+        "i_go": int(att.output_gate_own), "i_ng": int(spec.ngpt),
         "b_router": int(bool(moe and moe.router_bias)),
     })
 

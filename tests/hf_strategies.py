@@ -14,6 +14,7 @@ from calc.hf import supported_types
 from tests.hf_family_strategies import (
     FAMILY_TYPES,
     cpmant_config,
+    dory_config,
     family_config,
     hrm_text_config,
     modernbert_decoder_config,
@@ -1110,6 +1111,7 @@ STRATEGIES.update({t: lambda t, base=base: STRATEGIES[base](base) for t, base in
 STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDOW)
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
 STRATEGIES["hrm_text"] = lambda t: hrm_text_config()
+STRATEGIES["dory"] = lambda t: dory_config()
 
 
 @st.composite

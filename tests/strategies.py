@@ -300,6 +300,11 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and att.mla is None and draw(st.booleans())):
         # HRM-Text's gate_proj beside q_proj
         spec = spec.updated(**{"attention.output_gate_own": True})
+    try:  # nGPT's scale vectors where the model's layers can hold them (Dory's)
+        if draw(st.booleans()):
+            spec = spec.updated(ngpt=True)
+    except calc.CalcError:
+        pass
     if not any(present(spec) for _, present in LOOP_REFUSED) and draw(st.booleans()):
         spec = spec.updated(loop=draw(_loops(spec.n_layers)))
     return spec

@@ -89,6 +89,11 @@ UNRELEASED = {
               "ffn_hidden_size), which Zamba2Config does not read: transformers 5.24 builds no "
               "shared block from its 'g' layers; the ported files (Zyphra/Zamba2-2.7B-Instruct-v2) "
               "were found cut off after n_mamba_heads",
+    "dory": "no public copy of a Dory checkpoint's config.json was found with the project's "
+            "code or page search (a public GGUF converter reads another, Megatron-style "
+            "layout); DoryConfig's defaults are counted exactly (the default-config test) and "
+            "random configs against transformers (test_random_dory_configs_match_"
+            "transformers)",
     "cpmant": "no public copy of openbmb/cpm-ant-10b's config.json was found with the "
               "project's code or page search; CpmAntConfig's defaults are that checkpoint's "
               "shape (configuration_cpmant.py), as OpenBMB/CPM-Live's own "
@@ -825,6 +830,34 @@ def test_loop_fields_refuse_in_one_line(update, message):
     with pytest.raises(CalcError, match=re.escape(message)) as error:
         spec_of("qwen3-4b").updated(n_layers=2, **update)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"recurrent_kv_cache_mode": "last_loop"}, "recurrent_kv_cache_mode='last_loop': a cache "
+                                               "that only the last pass writes"),
+    ({"attention_bias": True}, "attention_bias=true biases q, k, v and o but not Dory's"),
+    ({"n_input_layers": 30}, "n_input_layers + n_recurrent_layers + n_output_layers must "
+                             "equal num_hidden_layers=36"),
+])
+def test_dory_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_from_hf_config({"model_type": "dory", **changes})
+    assert "\n" not in str(error.value)
+
+
+def test_dory_default_counts_its_recurrent_layers_once_a_loop():
+    """DoryConfig's defaults: 36 layers of width 2,560 (16 query heads and 4 KV heads of 256,
+    a gate_proj, a SwiGLU MLP of 7,168), the middle 20 run twice: 56 layer passes a token.
+    nGPT's scale vectors count once a stored layer, 0 FLOPs."""
+    spec = spec_from_hf_config({"model_type": "dory"})
+    d, f, h, w, v = 2560, 7168, 16, 256, 131072
+    assert spec.loop.runs == ((0, 7, 1), (8, 27, 2), (28, 35, 1)) and spec.loop.passes == 56
+    c = calc.count_params(spec).components
+    assert c["residual_scales"] == 36 * 2 * d and c["attention/scales"] == 36 * 2 * h * w
+    assert c["mlp/scales"] == 36 * 2 * f and c["lm_head"] == v * d + v
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["mlp"] == 56 * 2 * 3 * d * f
+    assert not {"residual_scales", "attention/scales", "mlp/scales"} & set(flops)
 
 
 def test_a_looped_model_refuses_adapter_memory_in_one_line():

@@ -615,6 +615,20 @@ def test_random_hrm_text_configs_match_transformers(config):
     assert_matches(spec, exported_as(spec, "hrm_text"), MIN_WINDOW)
 
 
+# ---- Dory: a looped nGPT (calc.spec.loop, ModelSpec.ngpt) ----------------------------------
+@one_feature
+@given(st.builds(dict, STRATEGIES["dory"]("dory"), vocab_size=st.integers(1, 50)))
+def test_random_dory_configs_match_transformers(config):
+    """The input, recurrent and output sections (the released layout's attention and mlp
+    blocks halved), the recurrent layers' products once per loop, nGPT's scale vectors
+    (lambda_1, lambda_2, sqk, s_gate, suv_gate, suv_up, logit_scale) once, against
+    transformers; and back through dory's writer (no other writer holds ngpt)."""
+    config = {"model_type": "dory", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "dory"), MIN_WINDOW)
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

@@ -131,6 +131,18 @@ def test_random_specs_with_looped_layers_verify_exactly(spec, seq_len, device):
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 
 
+@one_feature
+@given(spec=model_specs().filter(lambda s: s.ngpt), seq_len=st.integers(1, 12),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_ngpt_scales_verify_exactly(spec, seq_len, device):
+    """nGPT's scale vectors (Dory): parameters per layer, attention layer, FFN and head row,
+    0 FLOPs, beside any other part (looped layers among them)."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
 def test_shortcut_joins_the_routed_output_after_the_next_layer():
     """The reference model's ScMoE: the dense layer's output plus the MoE layer's routed part,
     as transformers' LongcatFlashDecoderLayer adds them (residual + MLP + shortcut output)."""

@@ -103,6 +103,7 @@ from calc.symbols import (
     i_moa,
     i_moe,
     i_n0,
+    i_ng,
     i_norm_emb,
     i_norm_final,
     i_og,
@@ -295,6 +296,9 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/sinks": ATTENTION_SINKS,
     "attention/lambda": ATTENTION_LAMBDA,
     "attention/sub_norm": ATTENTION_SUB_NORM,
+    # nGPT (modular_dory.py, DoryAttention): sqk, a scale per query channel, and s_gate, a
+    # scale per output-gate value
+    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH),
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -303,7 +307,8 @@ KV_OWN: dict[str, sympy.Expr] = {"attention/kv": ATTENTION_KV, "attention/qk_nor
 KV_OWN_WEIGHTS = {"attention/kv": ATTENTION_WEIGHTS["attention/kv"]}
 # Active per token: the h/h_kv attention experts it is routed to.
 ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
-NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
+# every layer's, × L; nGPT's residual rates (DoryDecoderLayer's lambda_1, lambda_2: d each)
+NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS, "residual_scales": i_ng * 2 * d}
 # One Transformer layer without its FFN: attention and the layer's norms.
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
@@ -316,6 +321,8 @@ DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/down": d_ff * d + b_ff * d,
     "mlp/act": n_act,
     "mlp/sub_norm": i_sub * NORM * d_ff,
+    # nGPT (DoryMLP): suv_gate and suv_up, a scale per gate and up output
+    "mlp/scales": i_ng * (1 + i_glu) * d_ff,
 }
 
 
@@ -384,7 +391,7 @@ ONCE: dict[str, sympy.Expr] = {
     # W_U ∈ R^{d×V_o}; a tied W_U = Eᵀ counts once (and has V_o = V rows, calc.spec.model). V_o
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
     # output_vocab_size rows beside an embedding of vocab_size)
-    "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
+    "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o + i_ng * V_o,  # nGPT's logit_scale
     # ModernBERT decoder (modeling_modernbert_decoder.py, ModernBertDecoderPredictionHead):
     # dense Linear(d, d, bias=classifier_bias), an activation and a norm of the model's kind,
     # between the final norm and the LM head

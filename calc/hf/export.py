@@ -97,7 +97,10 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "per_layer_embeddings": spec.per_layer_embeddings and (
             spec.per_layer_embeddings.width,
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
-        "altup": spec.altup, "laurel": spec.laurel, "loop": spec.loop,
+        "altup": spec.altup, "laurel": spec.laurel,
+        # the layers as they run, however the runs are cut (a span once = two halves once)
+        "loop": spec.loop and (spec.loop.order(), spec.loop.init_state),
+        "ngpt": spec.ngpt,
     }
 
 

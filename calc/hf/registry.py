@@ -29,6 +29,7 @@ from calc.hf.families import (
     dbrx,
     deepseek,
     diffllama,
+    dory,
     dots1,
     dots3,
     emu3,
@@ -195,6 +196,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     modernbert.MODERNBERT_DECODER,
     cpmant.CPMANT,
     hrm.HRM_TEXT,
+    dory.DORY,
     # read only: no writer of their own (their family module says which writer holds them)
     minimax.MINIMAX_M3_VL_TEXT,
     gemma.GEMMA,

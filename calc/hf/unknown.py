@@ -28,17 +28,6 @@ NEEDS = {
     # per_layer_embeddings (a table slice and an embedding projection through a gate)
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer n-gram embeddings keyed per residual stream",
-    # modular_dory.py (transformers 5.24.0): its loop, n_input_layers once,
-    # n_recurrent_layers n_recurrent_loops times, n_output_layers once, is loop.runs
-    # (calc.spec.loop); nGPT's parts are not in the spec: DoryDecoderLayer's lambda_1 and
-    # lambda_2 (d each, the residual's interpolation rates), DoryAttention's sqk and s_gate
-    # (h·head_dim each), DoryMLP's suv_gate and suv_up (intermediate_size each), DoryLMHead's
-    # logit_scale (vocab_size), and recurrent_kv_cache_mode 'last_loop', a cache that only
-    # the last pass writes.
-    "dory": "nGPT's normalised residual updates with learned scale vectors (lambda_1, "
-            "lambda_2 per layer, sqk and s_gate per attention, suv_gate and suv_up per MLP, a "
-            "logit scale per vocabulary row) and recurrent_kv_cache_mode 'last_loop' (a cache "
-            "only the last pass writes)",
     # attention and residual parts the spec lacks
     "zaya": "CCA attention (current and delayed value projections, a learned temperature per "
             "KV head), learned residual scales and biases, and an MLP router",

@@ -264,14 +264,16 @@ def estimate(model: str | ModelSpec | Preset, *, tokens: float | None = None,
 def _part_sentences(spec: ModelSpec) -> list[str]:
     """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
     indexer, DeepSeek-V4's compressed layers, differential attention, a shared block, looped
-    layers, per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the
-    scans (Mamba, gated DeltaNet, short convolutions and the other recurrent mixers)."""
+    layers, nGPT's scales, per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention
+    layers, and the scans (Mamba, gated DeltaNet, short convolutions and the other recurrent
+    mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None, counting.SPARSE_ATTENTION),
              (att.compression is not None, counting.COMPRESSED_ATTENTION),
              (att.differential, counting.DIFFERENTIAL_ATTENTION),
              (spec.shared_block is not None, counting.SHARED_BLOCK),
              (spec.loop is not None, counting.LOOP),
+             (spec.ngpt, counting.NGPT),
              (spec.per_layer_embeddings is not None, counting.PER_LAYER_EMBEDDINGS),
              (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
              (spec.cross_attention is not None, counting.CROSS_ATTENTION),

@@ -213,6 +213,12 @@ class ModelSpec(Frozen):
                           "collapsed by a head map before the final norm (HunYuan V4's "
                           "hc_mult; DeepSeek-V4's mHC with residual_mix)")
 
+    ngpt: bool = Field(
+        False, description="nGPT's learned scale vectors (Loshchilov et al. 2024, arXiv "
+                           "2410.01131; Dory): per layer two residual rates of d, per "
+                           "attention layer a query scale h·d_qk and an output-gate scale "
+                           "h·d_v, per FFN scales on its gate and up outputs (2·d_ff), a "
+                           "logit scale per head row; elementwise: 0 FLOPs")
     loop: LoopSpec | None = Field(
         None, description="stored layers run more than once per token, in runs [first, last, "
                           "passes] (HRM-Text's stacks, Dory's recurrent section): parameters "
@@ -316,11 +322,30 @@ class ModelSpec(Frozen):
             self._check_gemma3n_residual()
         if self.loop is not None:
             check_loop(self)
+        if self.ngpt:
+            self._check_ngpt()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_ngpt(self) -> None:
+        """nGPT's scales as Dory holds them: attention layers with a gated dense FFN each."""
+        ffn, att = self.ffn, self.attention
+        why = ("every layer's mixer must be attention" if set(self.mixer_kinds) != {"attention"}
+               else "every layer's FFN must be dense" if set(self.ffn_kinds) != {"dense"}
+               else "ffn must be gated" if ffn is None or not ffn.gated
+               else "attention.mla" if att.mla is not None
+               else "attention.experts" if att.experts is not None
+               else "attention.kind_shapes" if att.kind_shapes
+               else "attention.output_gate_per='head'" if att.output_gate_per == "head"
+               and att.output_gate
+               else "mtp_modules" if self.mtp_modules
+               else "shared_block" if self.shared_block is not None else None)
+        if why is not None:
+            raise ValueError(f"ngpt: {why} (nGPT's scales sit on attention layers with a "
+                             f"gated dense FFN)")
 
     def _check_bucketed(self) -> None:
         """A bucketed bias has one value per head of the model's attention for each row, and

@@ -24,7 +24,7 @@ from calc.spec import ModelSpec
 from calc.verify.compressor import CompressedIndexer, Compressor, select_entries, visible
 from calc.verify.indexer import Indexer, attend_selected, select
 from calc.verify.moa import ExpertOutputs, ExpertQueries
-from calc.verify.parts import alibi_slopes, linear, make_norm, rope, sinusoids, tag
+from calc.verify.parts import alibi_slopes, linear, make_norm, rope, scales, sinusoids, tag
 
 
 class RelativePositions(nn.Module):
@@ -162,6 +162,10 @@ class Attention(nn.Module):
         self.gate_bias = (tag(GateBias(self.h), "attention/gate") if att.output_gate_bias
                           else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
+        self.scales = (scales("attention/scales", query=self.h * self.d_qk,
+                              **({"gate": spec.output_gate_width} if att.output_gate else {}))
+                       if spec.ngpt else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
         norms = spec.norm.model_copy(update={"weights": spec.norm.weights and att.qk_norm_weights})

@@ -36,7 +36,15 @@ from calc.verify.mixers import (
     RwkvChannelMix,
     ShortConv,
 )
-from calc.verify.parts import ACTIVATIONS, activation, linear, make_norm, sinusoids, tag
+from calc.verify.parts import (
+    ACTIVATIONS,
+    activation,
+    linear,
+    make_norm,
+    scales,
+    sinusoids,
+    tag,
+)
 from calc.verify.shared_block import Depth, SharedBlock
 
 
@@ -54,6 +62,9 @@ class FeedForward(nn.Module):
         self.gate = linear(d, width, ffn.bias, up) if ffn.gated else None
         self.sub_norm = (make_norm(spec.norm, width, "mlp/sub_norm")
                          if spec.norm.sub_norms and up == "mlp/up" else None)
+        # nGPT (DoryMLP): suv_gate and suv_up
+        self.scales = (scales("mlp/scales", gate=width, up=width)
+                       if spec.ngpt and up == "mlp/up" else None)
         self.down = linear(width, d, ffn.bias, down)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -327,6 +338,9 @@ class Block(nn.Module):
                     else FeedForward(spec, width))
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        # nGPT (DoryDecoderLayer): lambda_1 and lambda_2, the residual's rates
+        self.residual_scales = (scales("residual_scales", attention=spec.d_model,
+                                       ffn=spec.d_model) if spec.ngpt else None)
         if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
             self.norms[0] = nn.Identity()
         rank = spec.norm.gate_rank
@@ -472,6 +486,8 @@ class LMHead(nn.Module):
         self.weight = (None if spec.tie_embeddings
                        else nn.Parameter(torch.empty(v, d).uniform_(-d**-0.5, d**-0.5)))
         self.bias = nn.Parameter(torch.zeros(v)) if spec.lm_head_bias else None
+        # nGPT (DoryLMHead): logit_scale, one per row
+        self.logit_scale = nn.Parameter(torch.ones(v)) if spec.ngpt else None
 
         # a centroid head (Gemma4AssistantMaskedEmbedder): centroids d → C, then the rows of
         # the top k clusters (V/C consecutive rows each here; transformers' token_ordering
