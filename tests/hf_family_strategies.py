@@ -223,7 +223,8 @@ def dory_config(draw) -> dict:
               "intermediate_size": draw(st.integers(1, 24)), "num_hidden_layers": layers,
               "n_input_layers": first, "n_output_layers": last,
               "n_recurrent_loops": draw(st.integers(1, 3)), "sliding_window": 8,
-              "mlp_bias": draw(st.booleans()), "tie_word_embeddings": draw(st.booleans())}
+              "mlp_bias": draw(st.booleans()), "tie_word_embeddings": draw(st.booleans()),
+              "recurrent_kv_cache_mode": draw(st.sampled_from(["per_loop", "last_loop"]))}
     if draw(st.booleans()):
         config["n_recurrent_layers"] = layers - first - last
     if draw(st.booleans()):

@@ -314,13 +314,14 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
 def _loops(draw, n_layers: int) -> dict:
     """Looped layers (calc.spec.loop): the stored layers cut into spans, each run 1 to 3
     times, the whole schedule once or twice over (HRM-Text's H_cycles), and HRM-Text's
-    initial state."""
+    initial state, its KV cache a slot per pass or per stored layer."""
     cuts = sorted(draw(st.sets(st.integers(1, n_layers - 1), max_size=2))) if n_layers > 1 \
         else []
     bounds = [0, *cuts, n_layers]
     runs = [[first, last - 1, draw(st.integers(1, 3))]
             for first, last in itertools.pairwise(bounds)]
-    return {"runs": runs * draw(st.integers(1, 2)), "init_state": draw(st.booleans())}
+    return {"runs": runs * draw(st.integers(1, 2)), "init_state": draw(st.booleans()),
+            "cache": draw(st.sampled_from(["pass", "layer"]))}
 
 
 @st.composite
@@ -482,3 +483,27 @@ def cross_attention_specs(draw, max_width: int = 32, max_layers: int = 5):
         position={"kind": draw(st.sampled_from(["rope", "none", "alibi"]))},
         tie_embeddings=draw(st.booleans()),
         cross_attention={"image_tokens": draw(st.integers(0, 6))}, **mixers)
+
+
+@st.composite
+def ngpt_specs(draw) -> calc.ModelSpec:
+    """nGPT's scale vectors on the layers that hold them (Dory's: attention with a gated dense
+    FFN each): GQA heads, an output gate of its own or none, weightless norms in any
+    placement, looped or not (model_specs draws them beside every other part, rarely)."""
+    kv = draw(st.integers(1, 2))
+    gate = draw(st.booleans())
+    spec = calc.ModelSpec(
+        vocab_size=draw(st.integers(1, 50)), d_model=draw(st.integers(1, 16)),
+        n_layers=draw(st.integers(1, 4)), context_length=64,
+        attention={"n_heads": kv * draw(st.integers(1, 2)), "n_kv_heads": kv,
+                   "head_dim": draw(st.sampled_from([2, 4])), "output_gate": gate,
+                   "output_gate_own": gate and draw(st.booleans()),
+                   "qk_norm": draw(st.sampled_from(["none", "head"]))},
+        ffn={"activation": "swiglu", "d_ff": draw(st.integers(1, 16))},
+        norm={"kind": "rmsnorm", "placement": draw(st.sampled_from(["pre", "sandwich"])),
+              "weights": draw(st.booleans()), "sub_norms": draw(st.booleans())},
+        position={"kind": "rope"}, tie_embeddings=draw(st.booleans()), ngpt=True)
+    if draw(st.booleans()):
+        spec = spec.updated(loop=draw(_loops(spec.n_layers)))
+    return spec
+

@@ -833,8 +833,8 @@ def test_loop_fields_refuse_in_one_line(update, message):
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"recurrent_kv_cache_mode": "last_loop"}, "recurrent_kv_cache_mode='last_loop': a cache "
-                                               "that only the last pass writes"),
+    ({"recurrent_kv_cache_mode": "loop1"}, "recurrent_kv_cache_mode='loop1' must be "
+                                           "'per_loop' or 'last_loop'"),
     ({"attention_bias": True}, "attention_bias=true biases q, k, v and o but not Dory's"),
     ({"n_input_layers": 30}, "n_input_layers + n_recurrent_layers + n_output_layers must "
                              "equal num_hidden_layers=36"),
@@ -850,7 +850,7 @@ def test_dory_default_counts_its_recurrent_layers_once_a_loop():
     a gate_proj, a SwiGLU MLP of 7,168), the middle 20 run twice: 56 layer passes a token.
     nGPT's scale vectors count once a stored layer, 0 FLOPs."""
     spec = spec_from_hf_config({"model_type": "dory"})
-    d, f, h, w, v = 2560, 7168, 16, 256, 131072
+    d, f, h, kv, w, v = 2560, 7168, 16, 4, 256, 131072
     assert spec.loop.runs == ((0, 7, 1), (8, 27, 2), (28, 35, 1)) and spec.loop.passes == 56
     c = calc.count_params(spec).components
     assert c["residual_scales"] == 36 * 2 * d and c["attention/scales"] == 36 * 2 * h * w
@@ -858,6 +858,14 @@ def test_dory_default_counts_its_recurrent_layers_once_a_loop():
     flops = calc.count_flops(spec, 8, "full").components
     assert flops["mlp"] == 56 * 2 * 3 * d * f
     assert not {"residual_scales", "attention/scales", "mlp/scales"} & set(flops)
+    # the KV cache: 56 slots ('per_loop'), or 36 where only the last loop writes ('last_loop')
+    slot = 2 * kv * w * 2  # bf16 keys and values of the 4 KV heads
+    for mode, slots in (("per_loop", 56), ("last_loop", 36)):
+        looped = spec_from_hf_config({"model_type": "dory", "recurrent_kv_cache_mode": mode})
+        assert calc.count_flops(looped, 8, "full").forward == calc.count_flops(spec, 8,
+                                                                               "full").forward
+        cache = calc.infer(looped, gpu="h100", context=4).inference.kv_cache_bytes_per_token
+        assert cache == slots * slot
 
 
 def test_a_looped_model_refuses_adapter_memory_in_one_line():

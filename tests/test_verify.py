@@ -12,7 +12,7 @@ from hypothesis import strategies as st  # noqa: E402
 import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
 from tests.draws import examples, one_feature  # noqa: E402
-from tests.strategies import model_specs, shared_block_specs  # noqa: E402
+from tests.strategies import model_specs, ngpt_specs, shared_block_specs  # noqa: E402
 
 
 @pytest.mark.parametrize("name", calc.list_presets())
@@ -132,7 +132,7 @@ def test_random_specs_with_looped_layers_verify_exactly(spec, seq_len, device):
 
 
 @one_feature
-@given(spec=model_specs().filter(lambda s: s.ngpt), seq_len=st.integers(1, 12),
+@given(spec=ngpt_specs(), seq_len=st.integers(1, 12),
        device=st.sampled_from(["meta", "cpu"]))
 def test_random_specs_with_ngpt_scales_verify_exactly(spec, seq_len, device):
     """nGPT's scale vectors (Dory): parameters per layer, attention layer, FFN and head row,

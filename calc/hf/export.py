@@ -99,7 +99,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
         "altup": spec.altup, "laurel": spec.laurel,
         # the layers as they run, however the runs are cut (a span once = two halves once)
-        "loop": spec.loop and (spec.loop.order(), spec.loop.init_state),
+        "loop": spec.loop and (spec.loop.order(), spec.loop.init_state, spec.loop.cache),
         "ngpt": spec.ngpt,
     }
 

@@ -13,7 +13,7 @@ the order they run, a plain spec without a loop.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -53,6 +53,11 @@ class LoopSpec(Frozen):
     init_state: bool = Field(
         False, description="a d-wide parameter that starts a second stream (HRM-Text's "
                            "z_L_init, frozen): d parameters, 0 FLOPs")
+    cache: Literal["pass", "layer"] = Field(
+        "pass", description="the KV cache's slots: one per executed pass (HRM-Text; Dory's "
+                            "'per_loop'), or one per stored layer, the last pass writing it "
+                            "and the earlier ones reading it with their own tokens (Dory's "
+                            "'last_loop'): the same FLOPs")
 
     @model_validator(mode="after")
     def _runs(self) -> LoopSpec:

@@ -789,6 +789,12 @@ class ModelSpec(Frozen):
         return self if self.loop is None else executed(self)
 
     @property
+    def cached(self) -> ModelSpec:
+        """The layers whose keys and values the KV cache holds: the executed ones, or the stored
+        ones where a loop keeps one slot a stored layer (loop.cache 'layer')."""
+        return self if self.loop is not None and self.loop.cache == "layer" else self.executed
+
+    @property
     def position_table(self) -> int:
         """Rows of the learned position table (0 without one)."""
         if self.position.kind != "learned":

@@ -54,10 +54,11 @@ def _read(c: HFConfig) -> dict[str, Any]:
     if c.flag("attention_bias"):
         c.fail("attention_bias=true biases q, k, v and o but not Dory's gate_proj; calc's "
                "output gate carries the queries' bias")
-    if c["recurrent_kv_cache_mode"] != "per_loop":
-        c.fail(f"recurrent_kv_cache_mode={c['recurrent_kv_cache_mode']!r}: a cache that only "
-               f"the last pass writes is not in calc's spec (loop caches every pass, "
-               f"'per_loop')")
+    # recurrent_kv_cache_mode: 'per_loop' a cache slot per pass, 'last_loop' one per stored
+    # layer, the last loop writing it (the earlier ones read it beside their own tokens)
+    mode = c["recurrent_kv_cache_mode"]
+    if mode not in ("per_loop", "last_loop"):
+        c.fail(f"recurrent_kv_cache_mode={mode!r} must be 'per_loop' or 'last_loop'")
     kinds, first, middle, last = _layout(c)
     loops = c.size("n_recurrent_loops")
     spec = decoder(c, heads(c), ffn_bias=c.flag("mlp_bias"),
@@ -70,7 +71,7 @@ def _read(c: HFConfig) -> dict[str, Any]:
     spec["n_layers"] = len(kinds)
     runs = [[start, start + size - 1, passes] for start, size, passes in (
         (0, first, 1), (first, middle, loops), (first + middle, last, 1)) if size]
-    spec["loop"] = {"runs": runs}
+    spec["loop"] = {"runs": runs, "cache": "pass" if mode == "per_loop" else "layer"}
     return spec
 
 
@@ -108,7 +109,8 @@ def _write(spec: ModelSpec) -> dict[str, Any]:
          "norm (Dory: weightless sandwich norms, sub-norms and a final norm)")
     return {**llama_like(spec, "dory"), **full_or_sliding(spec, "dory"),
             "attention_bias": False, "mlp_bias": spec.ffn.bias, "n_input_layers": first,
-            "n_recurrent_layers": middle, "n_output_layers": last, "n_recurrent_loops": loops}
+            "n_recurrent_layers": middle, "n_output_layers": last, "n_recurrent_loops": loops,
+            "recurrent_kv_cache_mode": "per_loop" if spec.loop.cache == "pass" else "last_loop"}
 
 
 DORY = ModelType(

@@ -44,8 +44,8 @@ def _read(c: HFConfig) -> dict[str, Any]:
 def _cycles(spec: ModelSpec) -> tuple[int, int, int]:
     """(layers per stack, H_cycles, L_cycles) of HRM-Text's schedule, or Unexpressible."""
     loop = spec.loop
-    need(loop is not None and loop.init_state, "no loop with init_state (HRM-Text's two "
-         "stacks run in cycles from z_L_init)")
+    need(loop is not None and loop.init_state and loop.cache == "pass", "no loop with "
+         "init_state caching each pass (HRM-Text's two stacks run in cycles from z_L_init)")
     assert loop is not None
     n = spec.n_layers // 2
     runs = loop.runs
