@@ -602,31 +602,23 @@ def test_random_cpmant_configs_match_transformers(config):
     assert_matches(spec, exported_as(spec, "cpmant"), MIN_WINDOW)
 
 
-# ---- HRM-Text: two stacks run in cycles (calc.spec.loop) --------------------------------
+# ---- looped layers (calc.spec.loop): HRM-Text's stacks, Dory's nGPT --------------------------
+@pytest.mark.parametrize("model_type", ["hrm_text", "dory"])
 @one_feature
-@given(st.builds(dict, STRATEGIES["hrm_text"]("hrm_text"), vocab_size=st.integers(1, 50)))
-def test_random_hrm_text_configs_match_transformers(config):
-    """The two stacks' weights once (and z_L_init, d frozen values), their products once per
-    pass, H_cycles × (L_cycles + 1) stack passes, against transformers; and back through
-    hrm_text's writer (no other writer holds a loop)."""
-    config = {"model_type": "hrm_text", **_NO_TOKENS, **config}
+@given(data=st.data())
+def test_random_looped_configs_match_transformers(model_type, data):
+    """Stored layers' weights once, their products once per pass, against transformers:
+    HRM-Text's two stacks (and z_L_init, d frozen values) over H_cycles × (L_cycles + 1) stack
+    passes; Dory's input, recurrent and output sections (the released layout's attention and
+    mlp blocks halved, either cache mode) with nGPT's scale vectors (lambda_1, lambda_2, sqk,
+    s_gate, suv_gate, suv_up, logit_scale); and back through the type's own writer (no other
+    writer holds a loop)."""
+    config = {"model_type": model_type, **_NO_TOKENS,
+              "vocab_size": data.draw(st.integers(1, 50)),
+              **data.draw(STRATEGIES[model_type](model_type))}
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, MIN_WINDOW)
-    assert_matches(spec, exported_as(spec, "hrm_text"), MIN_WINDOW)
-
-
-# ---- Dory: a looped nGPT (calc.spec.loop, ModelSpec.ngpt) ----------------------------------
-@one_feature
-@given(st.builds(dict, STRATEGIES["dory"]("dory"), vocab_size=st.integers(1, 50)))
-def test_random_dory_configs_match_transformers(config):
-    """The input, recurrent and output sections (the released layout's attention and mlp
-    blocks halved), the recurrent layers' products once per loop, nGPT's scale vectors
-    (lambda_1, lambda_2, sqk, s_gate, suv_gate, suv_up, logit_scale) once, against
-    transformers; and back through dory's writer (no other writer holds ngpt)."""
-    config = {"model_type": "dory", **_NO_TOKENS, **config}
-    spec = spec_from_hf_config(config)
-    assert_matches(spec, config, MIN_WINDOW)
-    assert_matches(spec, exported_as(spec, "dory"), MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, model_type), MIN_WINDOW)
 
 
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
