@@ -58,6 +58,7 @@ def params_per_layer(s):
     i_lg = s['i_lg']
     i_mla = s['i_mla']
     i_moa = s['i_moa']
+    i_ng = s['i_ng']
     i_og = s['i_og']
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
@@ -86,8 +87,9 @@ def params_per_layer(s):
     _t10 = d_v*h
     _t11 = d_v*(1 - i_gh)
     _t12 = h*i_gate
-    _t13 = d_qk*i_cca*(h + h_kv)
-    _t14 = d_qk*i_qk_head
+    _t13 = _t12*(_t11 + i_gh)
+    _t14 = d_qk*i_cca*(h + h_kv)
+    _t15 = d_qk*i_qk_head
     return {
         'attention/q': (
             _t0*_t1
@@ -104,22 +106,22 @@ def params_per_layer(s):
         ),
         'attention/o': _t10*d*(1 - i_og) + _t5*d_v + b_o*d + i_og*(_t10*r_o + d*g_o*r_o),
         'attention/gate': (
-            _t11*_t12*_t6*b_qkv*(1 - b_gh)
-            + _t12*(_t11 + i_gh)*(d*(1 - i_lg) + 2*i_lg*r_q)
-            + b_gh*h
+            _t11*_t12*_t6*b_qkv*(1 - b_gh) + _t13*(d*(1 - i_lg) + 2*i_lg*r_q) + b_gh*h
         ),
         'attention/router': E_a*_t4,
         'attention/position': i_rel*(2*_t2 + _t3),
-        'attention/conv': _t13*(d_qk*k_cb + k_ca) + 2*_t13 + _t8*h_kv*k_rc,
+        'attention/conv': _t14*(d_qk*k_cb + k_ca) + 2*_t14 + _t8*h_kv*k_rc,
         'attention/qk_norm': (
-            _t0*i_qw*(_t14 + _t2*i_qk_proj) + _t0*(_t14 + d_qk*h_kv*i_qk_proj) + h_kv*i_cca
+            _t0*i_qw*(_t15 + _t2*i_qk_proj) + _t0*(_t15 + d_qk*h_kv*i_qk_proj) + h_kv*i_cca
         ),
         'attention/sinks': h*i_sink,
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t10*i_sub,
         'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
         'attention/relative': d*d_rl*h,
+        'attention/scales': i_ng*(_t13 + _t2),
         'norms': _t0*d*n_norm,
+        'residual_scales': 2*d*i_ng,
     }
 
 
@@ -131,15 +133,18 @@ def params_dense_ffn(s):
     g_norm = s['g_norm']
     i_fos = s['i_fos']
     i_glu = s['i_glu']
+    i_ng = s['i_ng']
     i_sub = s['i_sub']
     n_act = s['n_act']
-    _t0 = d*d_ff
+    _t0 = i_glu + 1
+    _t1 = d*d_ff
     return {
-        'mlp/up': (_t0 + b_ff*d_ff)*(i_glu + 1),
-        'mlp/down': _t0 + b_ff*d,
+        'mlp/up': _t0*(_t1 + b_ff*d_ff),
+        'mlp/down': _t1 + b_ff*d,
         'mlp/act': n_act,
         'mlp/sub_norm': d_ff*i_sub*(b_norm + g_norm),
         'mlp/scale': i_fos,
+        'mlp/scales': _t0*d_ff*i_ng,
     }
 
 
@@ -464,11 +469,13 @@ def params_components(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -567,79 +574,83 @@ def params_components(s):
     _t33 = _t8*b_qkv*(1 - b_gh)
     _t34 = 2*i_lg
     _t35 = d*(1 - i_lg)
-    _t36 = _t30*d_v
-    _t37 = h*i_gate
-    _t38 = E_a*_t5
-    _t39 = 2*_t11
-    _t40 = d_qk2*i_cca*(h2 + h_kv2)
-    _t41 = _t20*h_kv
-    _t42 = 2*d_qk
-    _t43 = i_cca*(h + h_kv)
-    _t44 = d_qk2*i_qk_head
-    _t45 = _t0*(_t44 + d_qk2*h_kv2*i_qk_proj)
-    _t46 = d_qk*i_qk_head
-    _t47 = _t0*(_t46 + d_qk*h_kv*i_qk_proj)
-    _t48 = _t0*i_qw
-    _t49 = L_att2*h2
-    _t50 = _t9*h
-    _t51 = 4*i_diff
-    _t52 = _t0*i_sub
-    _t53 = d*d_rl
-    _t54 = 2*d_I
-    _t55 = d*h_I
-    _t56 = d*d_I
-    _t57 = d_I*h_I
-    _t58 = L*d
-    _t59 = _t0*_t58
-    _t60 = _t0*d
-    _t61 = L + L_moe
-    _t62 = 2*d
-    _t63 = 2*_t58
-    _t64 = n_hc**2
-    _t65 = 2*N_s
-    _t66 = G_s*_t65
-    _t67 = 2*d_in + i_m2*(H_s + _t66)
-    _t68 = R_dt + _t65
-    _t69 = 1 - i_m2
-    _t70 = _t69*d_in
-    _t71 = H_s*i_m2
-    _t72 = 2*H_k*d_lk
-    _t73 = H_v*d_lk
-    _t74 = H_v*d_lv
-    _t75 = _t73 + _t74
-    _t76 = 1 - i_cg
-    _t77 = H_v + _t74
-    _t78 = L_dn*d
-    _t79 = H_la*L_la*d_la
-    _t80 = 3*d
-    _t81 = _t79*d
-    _t82 = L_rw*d_rw
-    _t83 = _t82*d
-    _t84 = d**2
-    _t85 = d*d_gr
-    _t86 = L_gr*(_t85 + d_gr)
-    _t87 = L_gr*d_gr
-    _t88 = 2*d_gr
-    _t89 = H_ml*L_ml
-    _t90 = _t89*d*d_mk
-    _t91 = _t89*d_mv
-    _t92 = _t91*d
-    _t93 = 2*H_ml
-    _t94 = b_sc*d
-    _t95 = i_glu + 1
-    _t96 = b_ff*d_ff
-    _t97 = d*d_ff
-    _t98 = _t95*(_t96 + _t97)
-    _t99 = _t97 + b_ff*d
-    _t100 = _t52*d_ff
-    _t101 = i_rt*r_rt
-    _t102 = E + E_0
-    _t103 = _t62*i_pk
-    _t104 = i_pk - 1
-    _t105 = d*(i_glu + 2)
-    _t106 = 3*_t60
-    _t107 = _t58*p_le
-    _t108 = _t58*i_au
+    _t36 = _t32*(_t31 + i_gh)
+    _t37 = _t30*d_v
+    _t38 = h*i_gate
+    _t39 = _t38*(_t37 + i_gh)
+    _t40 = E_a*_t5
+    _t41 = 2*_t11
+    _t42 = d_qk2*i_cca*(h2 + h_kv2)
+    _t43 = _t20*h_kv
+    _t44 = 2*d_qk
+    _t45 = i_cca*(h + h_kv)
+    _t46 = d_qk2*i_qk_head
+    _t47 = _t0*(_t46 + d_qk2*h_kv2*i_qk_proj)
+    _t48 = d_qk*i_qk_head
+    _t49 = _t0*(_t48 + d_qk*h_kv*i_qk_proj)
+    _t50 = _t0*i_qw
+    _t51 = L_att2*h2
+    _t52 = _t9*h
+    _t53 = 4*i_diff
+    _t54 = _t0*i_sub
+    _t55 = d*d_rl
+    _t56 = 2*d_I
+    _t57 = d*h_I
+    _t58 = d*d_I
+    _t59 = d_I*h_I
+    _t60 = L*d
+    _t61 = _t0*_t60
+    _t62 = _t0*d
+    _t63 = 2*d
+    _t64 = 2*_t60
+    _t65 = L + L_moe
+    _t66 = n_hc**2
+    _t67 = 2*N_s
+    _t68 = G_s*_t67
+    _t69 = 2*d_in + i_m2*(H_s + _t68)
+    _t70 = R_dt + _t67
+    _t71 = 1 - i_m2
+    _t72 = _t71*d_in
+    _t73 = H_s*i_m2
+    _t74 = 2*H_k*d_lk
+    _t75 = H_v*d_lk
+    _t76 = H_v*d_lv
+    _t77 = _t75 + _t76
+    _t78 = 1 - i_cg
+    _t79 = H_v + _t76
+    _t80 = L_dn*d
+    _t81 = H_la*L_la*d_la
+    _t82 = 3*d
+    _t83 = _t81*d
+    _t84 = L_rw*d_rw
+    _t85 = _t84*d
+    _t86 = d**2
+    _t87 = d*d_gr
+    _t88 = L_gr*(_t87 + d_gr)
+    _t89 = L_gr*d_gr
+    _t90 = 2*d_gr
+    _t91 = H_ml*L_ml
+    _t92 = _t91*d*d_mk
+    _t93 = _t91*d_mv
+    _t94 = _t93*d
+    _t95 = 2*H_ml
+    _t96 = b_sc*d
+    _t97 = i_glu + 1
+    _t98 = b_ff*d_ff
+    _t99 = d*d_ff
+    _t100 = _t97*(_t98 + _t99)
+    _t101 = _t99 + b_ff*d
+    _t102 = _t54*d_ff
+    _t103 = _t97*d_ff
+    _t104 = _t103*i_ng
+    _t105 = i_rt*r_rt
+    _t106 = E + E_0
+    _t107 = _t63*i_pk
+    _t108 = i_pk - 1
+    _t109 = d*(i_glu + 2)
+    _t110 = 3*_t62
+    _t111 = _t60*p_le
+    _t112 = _t60*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -664,134 +675,137 @@ def params_components(s):
             + b_oL*d
         ),
         'attention/gate': (
-            L_att2*(_t31*_t32*_t33 + _t32*(_t31 + i_gh)*(_t34*r_q2 + _t35) + b_gh*h2)
-            + _t9*(_t33*_t36*_t37 + _t37*(_t36 + i_gh)*(_t34*r_q + _t35) + b_gh*h)
+            L_att2*(_t31*_t32*_t33 + _t36*(_t34*r_q2 + _t35) + b_gh*h2)
+            + _t9*(_t33*_t37*_t38 + _t39*(_t34*r_q + _t35) + b_gh*h)
         ),
-        'attention/router': L_att2*_t38 + _t38*_t9,
-        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t39),
+        'attention/router': L_att2*_t40 + _t40*_t9,
+        'attention/position': L_att2*i_rel*(2*_t3 + _t4) + _t9*i_rel*(_t12 + _t41),
         'attention/conv': (
-            L_att2*(_t16*h_kv2*k_rc + _t40*(d_qk2*k_cb + k_ca) + 2*_t40)
-            + _t9*(_t41*k_rc + _t42*_t43 + _t43*d_qk*(d_qk*k_cb + k_ca))
+            L_att2*(_t16*h_kv2*k_rc + _t42*(d_qk2*k_cb + k_ca) + 2*_t42)
+            + _t9*(_t43*k_rc + _t44*_t45 + _t45*d_qk*(d_qk*k_cb + k_ca))
         ),
         'attention/qk_norm': (
-            L_att2*(_t45 + _t48*(_t3*i_qk_proj + _t44) + h_kv2*i_cca)
-            - L_kvs2*_t45
-            - _t23*_t47
-            + _t9*(_t47 + _t48*(_t11*i_qk_proj + _t46) + h_kv*i_cca)
+            L_att2*(_t47 + _t50*(_t3*i_qk_proj + _t46) + h_kv2*i_cca)
+            - L_kvs2*_t47
+            - _t23*_t49
+            + _t9*(_t49 + _t50*(_t11*i_qk_proj + _t48) + h_kv*i_cca)
         ),
-        'attention/sinks': _t49*i_sink2 + _t50*i_sink,
-        'attention/lambda': L_att2*_t51*d_qk2 + _t51*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t26*_t52 + _t28*_t52*_t9,
+        'attention/sinks': _t51*i_sink2 + _t52*i_sink,
+        'attention/lambda': L_att2*_t53*d_qk2 + _t53*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t26*_t54 + _t28*_t54*_t9,
         'attention/dynamic_mask': (
             L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
             + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
         ),
-        'attention/relative': _t49*_t53 + _t50*_t53 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
+        'attention/relative': _t51*_t55 + _t52*_t55 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
+        'attention/scales': L_att2*i_ng*(_t3 + _t36) + _t9*i_ng*(_t11 + _t39),
         'attention/compressor': (
-            4*L_csa*d*d_qk + L_csa*(_t42*m_csa + d_qk) + L_hca*_t42*d + L_hca*(d_qk*m_hca + d_qk)
+            4*L_csa*d*d_qk + L_csa*(_t44*m_csa + d_qk) + L_hca*_t44*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(_t54*m_csa + d_I)
-            + L_csa*(_t55 + 4*_t56 + _t57*r_q)
-            + L_idx*(_t54 + _t55*i_hw + _t56 + _t57*(d*(1 - i_hw) + i_hw*r_q))
+            L_csa*(_t56*m_csa + d_I)
+            + L_csa*(_t57 + 4*_t58 + _t59*r_q)
+            + L_idx*(_t56 + _t57*i_hw + _t58 + _t59*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t59*n_norm - _t60*(1 - i_n0),
-        'norm_gates': _t61*_t62*r_ng,
-        'residual_conv': _t63*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t64*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'residual_scales': _t62*i_rse + d*i_rsc*(L_dense + _t61)*(b_rsc + 2*i_rbr + 1),
-        'mamba/in': L_ssm*(_t67*b_ssm + _t67*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t66*i_m2 + d_in),
-        'mamba/x': L_ssm*_t68*_t70,
-        'mamba/dt': L_ssm*(R_dt*_t70 + _t70 + _t71),
-        'mamba/ssm': L_ssm*(_t69*(N_s*d_in + d_in) + 2*_t71),
-        'mamba/norm': L_ssm*(_t68*_t69*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t61*n_norm - _t62*(1 - i_n0),
+        'residual_scales': _t63*i_rse + _t64*i_ng + d*i_rsc*(L_dense + _t65)*(b_rsc + 2*i_rbr + 1),
+        'norm_gates': _t63*_t65*r_ng,
+        'residual_conv': _t64*k_rc,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t66*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t69*b_ssm + _t69*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t68*i_m2 + d_in),
+        'mamba/x': L_ssm*_t70*_t72,
+        'mamba/dt': L_ssm*(R_dt*_t72 + _t72 + _t73),
+        'mamba/ssm': L_ssm*(_t71*(N_s*d_in + d_in) + 2*_t73),
+        'mamba/norm': L_ssm*(_t70*_t71*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t78*(_t72 + _t75*i_gf + _t76*_t77 + _t77),
-        'deltanet/lowrank': L_dn*i_cg*(_t62*r_g + _t75*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t72 + _t74),
-        'deltanet/gates': L_dn*(H_v*_t76 + H_v + _t73*i_cg),
+        'deltanet/in': _t80*(_t74 + _t77*i_gf + _t78*_t79 + _t79),
+        'deltanet/lowrank': L_dn*i_cg*(_t63*r_g + _t77*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t74 + _t76),
+        'deltanet/gates': L_dn*(H_v*_t78 + H_v + _t75*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t74*_t78,
-        'lightning/qkv': _t79*_t80,
-        'lightning/gate': _t81,
-        'lightning/out': _t81,
-        'lightning/norm': _t79,
-        'rwkv/key': _t83,
-        'rwkv/value': _t83,
-        'rwkv/receptance': _t83,
-        'rwkv/output': _t83,
-        'rwkv/gate': L_rw*_t84,
-        'rwkv/decay': 2*_t82,
+        'deltanet/out': _t76*_t80,
+        'lightning/qkv': _t81*_t82,
+        'lightning/gate': _t83,
+        'lightning/out': _t83,
+        'lightning/norm': _t81,
+        'rwkv/key': _t85,
+        'rwkv/value': _t85,
+        'rwkv/receptance': _t85,
+        'rwkv/output': _t85,
+        'rwkv/gate': L_rw*_t86,
+        'rwkv/decay': 2*_t84,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t86,
-        'griffin/x': _t86,
-        'griffin/conv': _t87*(k_gr + 1),
-        'griffin/gates': L_gr*(_t88*w_gr + _t88),
-        'griffin/decay': _t87,
-        'griffin/out': L_gr*(_t85 + d),
-        'mlstm/q': _t90,
-        'mlstm/k': _t90,
-        'mlstm/v': _t92,
-        'mlstm/ogate': _t92,
-        'mlstm/gates': L_ml*(_t93*d + _t93),
-        'mlstm/norm': _t91,
-        'mlstm/out': _t92,
-        'conv/in': L_sc*(3*_t84 + 3*_t94),
+        'griffin/y': _t88,
+        'griffin/x': _t88,
+        'griffin/conv': _t89*(k_gr + 1),
+        'griffin/gates': L_gr*(_t90*w_gr + _t90),
+        'griffin/decay': _t89,
+        'griffin/out': L_gr*(_t87 + d),
+        'mlstm/q': _t92,
+        'mlstm/k': _t92,
+        'mlstm/v': _t94,
+        'mlstm/ogate': _t94,
+        'mlstm/gates': L_ml*(_t95*d + _t95),
+        'mlstm/norm': _t93,
+        'mlstm/out': _t94,
+        'conv/in': L_sc*(3*_t86 + 3*_t96),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t84 + _t94),
+        'conv/out': L_sc*(_t86 + _t96),
         'cross_attention/q': L_xa*_t12,
-        'cross_attention/kv': L_xa*_t41*d,
+        'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t98 + L_dw*(_t95*(2*_t96 + 2*_t97) - _t98),
-        'mlp/down': L_dense*_t99 + L_dw*_t97,
+        'mlp/up': L_dense*_t100 + L_dw*(-_t100 + _t97*(2*_t98 + 2*_t99)),
+        'mlp/down': L_dense*_t101 + L_dw*_t99,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t100 + L_dw*_t100,
+        'mlp/sub_norm': L_dense*_t102 + L_dw*_t102,
         'mlp/scale': L_dense*i_fos,
+        'mlp/scales': L_dense*_t104 + L_dw*_t104,
         'moe/router': (
             L_moe*(
-                _t101*(_t0 + 4)
-                + _t102*b_router
-                + _t103*n_pk
-                + d*(-_t104 - i_rt)*(E_s*i_srt + _t102)
+                _t105*(_t0 + 4)
+                + _t106*b_router
+                + _t107*n_pk
+                + d*(-_t108 - i_rt)*(E_s*i_srt + _t106)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t101
+            - _t105
         ),
-        'moe/experts': E*L_moe*(_t103*d_e - _t104*(_t105*d_e + b_ff*(_t95*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t105*d_s + b_ff*(_t95*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t107*d_e - _t108*(_t109*d_e + b_ff*(_t97*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t109*d_s + b_ff*(_t97*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t106*i_bn + _t60*i_mn),
-        'shared_block/attention': M_sb*(_t29 + _t39*d + _t41*_t62),
-        'shared_block/mlp': M_sb*(_t98 + _t99 + n_act),
-        'shared_block/norms': M_sb*_t106,
-        'shared_block/projection': L_sb*_t84,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t41 + 6*d) + r_sb*(_t95*d_ff + d)),
+        'moe/norm': L_moe*(_t110*i_bn + _t62*i_mn),
+        'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t63),
+        'shared_block/mlp': M_sb*(_t100 + _t101 + n_act),
+        'shared_block/norms': M_sb*_t110,
+        'shared_block/projection': L_sb*_t86,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t103 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t107,
-        'per_layer_embeddings/layers': 2*_t107,
-        'per_layer_embeddings/norms': _t0*i_le*(_t58 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t108,
-        'altup/projections': _t84*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t108,
-        'laurel/layers': _t63*r_lr,
-        'laurel/norms': _t59*i_lr,
+        'per_layer_embeddings/projection': _t111,
+        'per_layer_embeddings/layers': 2*_t111,
+        'per_layer_embeddings/norms': _t0*i_le*(_t60 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t112,
+        'altup/projections': _t86*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t112,
+        'laurel/layers': _t64*r_lr,
+        'laurel/norms': _t61*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t60*i_norm_emb,
+        'embedding/norm': _t62*i_norm_emb,
         'embedding/segment': V_seg*d,
+        'loop/state': d*i_ls,
         'position_bias': h*n_pb,
-        'embedding_projection': _t62*d_emb*i_proj,
-        'hyper_connections/head': _t64*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t80,
-        'final_norm': _t60*i_norm_final,
+        'embedding_projection': _t63*d_emb*i_proj,
+        'hyper_connections/head': _t66*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t82,
+        'final_norm': _t62*i_norm_final,
         'centroid_head': C_cen*d,
-        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied),
-        'prediction_head': i_ph*(_t60 + _t84 + b_ph*d),
+        'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
+        'prediction_head': i_ph*(_t62 + _t86 + b_ph*d),
     }
 
 
@@ -905,12 +919,14 @@ def params_summary(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_moe = s['i_moe']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -1004,9 +1020,9 @@ def params_summary(s):
     _t37 = _t13*b_qkv*(1 - b_gh)
     _t38 = 2*i_lg
     _t39 = d*(1 - i_lg)
-    _t40 = d_qk2*i_qk_head
-    _t41 = d_qk2*i_qk_proj
-    _t42 = _t7*(_t40 + _t41*h_kv2)
+    _t40 = _t36*(_t35 + i_gh)
+    _t41 = d_qk2*i_qk_head
+    _t42 = _t7*(_t41 + d_qk2*h_kv2*i_qk_proj)
     _t43 = _t7*i_qw
     _t44 = d_qk2 + d_v2
     _t45 = d_qk2*i_cca*(h2 + h_kv2)
@@ -1053,92 +1069,99 @@ def params_summary(s):
         + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
     _t75 = d**2
-    _t76 = d_qk + d_v
-    _t77 = _t76*h_kv
-    _t78 = b_sc*d
-    _t79 = 2*N_s
-    _t80 = G_s*_t79
-    _t81 = 2*d_in + i_m2*(H_s + _t80)
-    _t82 = H_s*i_m2
-    _t83 = 1 - i_m2
-    _t84 = R_dt + _t79
-    _t85 = _t83*d_in
-    _t86 = _t56 + _t61 + n_act
-    _t87 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t88 = _t34*d_v
-    _t89 = h*i_gate
-    _t90 = _t37*_t88*_t89 + _t89*(_t88 + i_gh)*(_t38*r_q + _t39) + b_gh*h
-    _t91 = d_qk*i_qk_head
-    _t92 = _t7*(_t91 + d_qk*h_kv*i_qk_proj)
-    _t93 = _t43*(_t22*i_qk_proj + _t91) + _t92 + h_kv*i_cca
-    _t94 = i_cca*(h + h_kv)
-    _t95 = _t51*_t94 + _t77*k_rc + _t94*d_qk*(d_qk*k_cb + k_ca)
-    _t96 = d_rope + r_kv
-    _t97 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t98 = (
+    _t76 = _t30*d_ff
+    _t77 = d_qk + d_v
+    _t78 = _t77*h_kv
+    _t79 = b_sc*d
+    _t80 = 2*N_s
+    _t81 = G_s*_t80
+    _t82 = 2*d_in + i_m2*(H_s + _t81)
+    _t83 = H_s*i_m2
+    _t84 = 1 - i_m2
+    _t85 = R_dt + _t80
+    _t86 = _t84*d_in
+    _t87 = _t56 + _t61 + n_act
+    _t88 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t89 = _t34*d_v
+    _t90 = h*i_gate
+    _t91 = _t90*(_t89 + i_gh)
+    _t92 = _t37*_t89*_t90 + _t91*(_t38*r_q + _t39) + b_gh*h
+    _t93 = d_qk*i_qk_head
+    _t94 = _t7*(_t93 + d_qk*h_kv*i_qk_proj)
+    _t95 = _t43*(_t22*i_qk_proj + _t93) + _t94 + h_kv*i_cca
+    _t96 = i_cca*(h + h_kv)
+    _t97 = _t51*_t96 + _t78*k_rc + _t96*d_qk*(d_qk*k_cb + k_ca)
+    _t98 = d_rope + r_kv
+    _t99 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t100 = (
         _t46*(d_rope*i_krn + r_kv)
-        + _t97*d
-        + b_qkv*(_t96*i_mla + _t97)
-        + i_mla*(_t96*d + h*r_kv*(_t76 - d_rope))
+        + _t99*d
+        + b_qkv*(_t98*i_mla + _t99)
+        + i_mla*(_t98*d + h*r_kv*(_t77 - d_rope))
     )
-    _t99 = L_kvs - L_kvs2
-    _t100 = L_rw*d_rw
-    _t101 = 3*d
-    _t102 = 5*d
-    _t103 = H_la*L_la*d_la
-    _t104 = H_ml*L_ml*d_mv
-    _t105 = L*d
-    _t106 = L_att2*h2
-    _t107 = 2*H_k*d_lk
-    _t108 = H_v*d_lv
-    _t109 = _t108 + _t58
-    _t110 = H_v + _t108
-    _t111 = b_moe*d
-    _t112 = h*i_sink
-    _t113 = i_rel*(2*_t22 + _t23)
-    _t114 = 2*_t105
-    _t115 = L + L_moe
-    _t116 = 4*i_diff
-    _t117 = 4*d
-    _t118 = _t116*d_qk
-    _t119 = E_a*_t0
-    _t120 = L*_t69
-    _t121 = _t69*n_norm
-    _t122 = d*d_rl
-    _t123 = _t7*i_sub
-    _t124 = _t123*d_ff
-    _t125 = _t122*h
-    _t126 = _t123*_t17
-    _t127 = (
+    _t101 = L_kvs - L_kvs2
+    _t102 = L_rw*d_rw
+    _t103 = 3*d
+    _t104 = 5*d
+    _t105 = H_la*L_la*d_la
+    _t106 = H_ml*L_ml*d_mv
+    _t107 = L*d
+    _t108 = L_att2*h2
+    _t109 = 2*H_k*d_lk
+    _t110 = H_v*d_lv
+    _t111 = _t110 + _t58
+    _t112 = H_v + _t110
+    _t113 = b_moe*d
+    _t114 = h*i_sink
+    _t115 = i_ng*(_t22 + _t91)
+    _t116 = i_rel*(2*_t22 + _t23)
+    _t117 = 2*_t107
+    _t118 = L + L_moe
+    _t119 = 4*i_diff
+    _t120 = 4*d
+    _t121 = _t119*d_qk
+    _t122 = E_a*_t0
+    _t123 = L*_t69
+    _t124 = _t69*n_norm
+    _t125 = d*d_rl
+    _t126 = _t76*i_ng
+    _t127 = _t7*i_sub
+    _t128 = _t127*d_ff
+    _t129 = _t125*h
+    _t130 = _t127*_t17
+    _t131 = (
         C_cen*d
-        + D_tg*_t101
+        + D_tg*_t103
         + H_v*_t57*d
-        + L*_t121
+        + L*_t124
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t116*d_qk2
-        + L_att2*_t119
-        + L_att2*_t123*_t4
+        + L_att2*_t119*d_qk2
+        + L_att2*_t122
+        + L_att2*_t127*_t4
         + L_att2*_t49
+        + L_att2*i_ng*(_t10 + _t40)
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t42 + _t43*(_t40 + _t41*h2) + h_kv2*i_cca)
+        + L_att2*(_t42 + _t43*(_t10*i_qk_proj + _t41) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t35*_t36*_t37 + _t36*(_t35 + i_gh)*(_t38*r_q2 + _t39) + b_gh*h2)
+        + L_att2*(_t35*_t36*_t37 + _t40*(_t38*r_q2 + _t39) + b_gh*h2)
         + L_att2*(_t44*h_kv2*k_rc + _t45*(d_qk2*k_cb + k_ca) + 2*_t45)
-        + L_csa*_t117*d_qk
+        + L_csa*_t120*d_qk
         + L_csa*(_t50*m_csa + d_I)
         + L_csa*(_t51*m_csa + d_qk)
         + L_csa*(_t52 + 4*_t53 + _t54*r_q)
-        + L_dense*_t124
+        + L_dense*_t126
+        + L_dense*_t128
         + L_dense*_t56
         + L_dense*_t61
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t107 + _t109*i_gf + _t110*_t59 + _t110)
-        + L_dn*i_cg*(_t109*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t107 + _t108)
+        + L_dn*d*(_t109 + _t111*i_gf + _t112*_t59 + _t112)
+        + L_dn*i_cg*(_t111*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t109 + _t110)
         + L_dn*(H_v*_t59 + H_v + _t58*i_cg)
-        + L_dw*_t124
+        + L_dw*_t126
+        + L_dw*_t128
         + L_dw*_t55
         + L_dw*(_t30*(2*_t55 + 2*_t60) - _t61)
         + L_gr*(_t63 + d)
@@ -1151,58 +1174,62 @@ def params_summary(s):
         - L_kvs2*_t49
         + L_ml*_t67*d_mk
         + L_ml*(_t66 + _t67)
-        + L_moe*_t111
+        + L_moe*_t113
         + L_moe*_t68
         + L_moe*_t71
         + L_moe*_t74
-        + L_rw*_t102
+        + L_rw*_t104
         + L_rw*_t75
         + L_sb*_t75
-        + L_sb*(i_sba*r_sb*(_t22 + _t77 + 6*d) + r_sb*(_t30*d_ff + d))
+        + L_sb*(i_sba*r_sb*(_t22 + _t78 + 6*d) + r_sb*(_t76 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t75 + _t78)
-        + L_sc*(3*_t75 + 3*_t78)
-        + L_ssm*_t84*_t85
-        + L_ssm*(2*_t82 + _t83*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t80*i_m2 + d_in)
-        + L_ssm*(_t81*b_ssm + _t81*d)
+        + L_sc*(_t75 + _t79)
+        + L_sc*(3*_t75 + 3*_t79)
+        + L_ssm*_t85*_t86
+        + L_ssm*(2*_t83 + _t84*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t81*i_m2 + d_in)
+        + L_ssm*(_t82*b_ssm + _t82*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t83*_t84*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t85 + _t82 + _t85)
+        + L_ssm*(_t84*_t85*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t86 + _t83 + _t86)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t77*d
+        + L_xa*_t78*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
         + M_sb*_t70
-        + M_sb*_t86
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t77)
-        + _t100*_t117
-        + 2*_t100
-        + _t101*_t104
-        + _t102*_t103
-        + _t103
-        + _t104
-        + _t105*i_au
-        + 3*_t105*p_le
-        + _t106*_t122
-        + _t106*i_sink2
-        + _t112*_t15
-        + _t113*_t15
-        + _t114*k_rc
-        + _t114*r_lr
-        + _t115*_t26*r_ng
-        + _t118*_t15
-        + _t119*_t15
-        + _t120*i_au
-        + _t120*i_lr
-        + _t125*_t15
-        + _t126*_t15
-        + _t15*_t87
-        + _t15*_t90
-        + _t15*_t93
+        + M_sb*_t87
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t78)
+        - _t100*_t101
+        + _t100*_t15
+        - _t101*_t94
+        + _t102*_t120
+        + 2*_t102
+        + _t103*_t106
+        + _t104*_t105
+        + _t105
+        + _t106
+        + _t107*i_au
+        + 3*_t107*p_le
+        + _t108*_t125
+        + _t108*i_sink2
+        + _t114*_t15
+        + _t115*_t15
+        + _t116*_t15
+        + _t117*i_ng
+        + _t117*k_rc
+        + _t117*r_lr
+        + _t118*_t26*r_ng
+        + _t121*_t15
+        + _t122*_t15
+        + _t123*i_au
+        + _t123*i_lr
+        + _t129*_t15
+        + _t130*_t15
+        + _t15*_t88
+        + _t15*_t92
         + _t15*_t95
-        + _t15*_t98
+        + _t15*_t97
         + _t26*d_emb*i_proj
         + _t26*i_rse
         + _t33*d
@@ -1212,55 +1239,56 @@ def params_summary(s):
         + _t69*i_norm_emb
         + _t69*i_norm_final
         - _t69*(1 - i_n0)
-        + _t7*i_le*(_t105 + p_le)
+        + _t7*i_le*(_t107 + p_le)
         - _t73
         + _t75*(-2*i_au + 2*n_au)
-        - _t92*_t99
-        - _t98*_t99
         + b_oL*d
-        + d*i_rsc*(L_dense + _t115)*(b_rsc + 2*i_rbr + 1)
+        + d*i_ls
+        + d*i_rsc*(L_dense + _t118)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
         + i_ph*(_t69 + _t75 + b_ph*d)
         + n_hc
     )
-    _t128 = (
+    _t132 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t32
-        + _t127
+        + _t131
         + _t15*_t20
         + _t15*_t25
     )
-    _t129 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t130 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + _t129
+    _t133 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t134 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t133
     return {
-        'total': _t128 + _t130,
-        'embedding': _t129,
-        'non_embedding': _t128,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t127 + _t130 + _t15*_t19 + _t15*_t24,
+        'total': _t132 + _t134,
+        'embedding': _t133,
+        'non_embedding': _t132,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t131 + _t134 + _t15*_t19 + _t15*_t24,
         'mtp': (
             M*_t70
             + 2*M*_t75
             + M*(
-                _t112
-                + _t113
-                + _t118
-                + _t119
+                _t100
+                + _t114
+                + _t115
+                + _t116
                 + _t121
-                + _t125
-                + _t126
+                + _t122
+                + _t124
+                + _t129
+                + _t130
                 + _t20
                 + _t25
+                + _t26*i_ng
                 + _t65*i_dsa
-                + _t87
-                + _t90
-                + _t93
+                + _t88
+                + _t92
                 + _t95
-                + _t98
-                + i_moe*(_t111 + _t32 + _t68 + _t71 + _t74)
-                + (1 - i_moe)*(_t124 + _t86 + i_fos)
+                + _t97
+                + i_moe*(_t113 + _t32 + _t68 + _t71 + _t74)
+                + (1 - i_moe)*(_t126 + _t128 + _t87 + i_fos)
             )
         ),
     }
@@ -2093,11 +2121,13 @@ def rules_train_per_token(s):
     i_le = s['i_le']
     i_lg = s['i_lg']
     i_lr = s['i_lr']
+    i_ls = s['i_ls']
     i_m2 = s['i_m2']
     i_mla = s['i_mla']
     i_mn = s['i_mn']
     i_moa = s['i_moa']
     i_n0 = s['i_n0']
+    i_ng = s['i_ng']
     i_norm_emb = s['i_norm_emb']
     i_norm_final = s['i_norm_final']
     i_og = s['i_og']
@@ -2153,278 +2183,288 @@ def rules_train_per_token(s):
     w_gr = s['w_gr']
     _t0 = 6*d
     _t1 = 6*d_emb
-    _t2 = 6*L
-    _t3 = b_norm + g_norm
-    _t4 = _t3*i_mla
-    _t5 = d_rope2 + r_kv2
-    _t6 = d_qk2 + d_v2
-    _t7 = 1 - i_mla
-    _t8 = _t7*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t9 = (
-        6*_t4*(d_rope2*i_krn + r_kv2)
-        + 6*_t8*d
-        + 6*b_qkv*(_t5*i_mla + _t8)
-        + 6*i_mla*(_t5*d + h2*r_kv2*(_t6 - d_rope2))
+    _t2 = 6*V_o
+    _t3 = 6*L
+    _t4 = b_norm + g_norm
+    _t5 = _t4*i_mla
+    _t6 = d_rope2 + r_kv2
+    _t7 = d_qk2 + d_v2
+    _t8 = 1 - i_mla
+    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t10 = (
+        6*_t5*(d_rope2*i_krn + r_kv2)
+        + 6*_t9*d
+        + 6*b_qkv*(_t6*i_mla + _t9)
+        + 6*i_mla*(_t6*d + h2*r_kv2*(_t7 - d_rope2))
     )
-    _t10 = i_rt*r_rt
-    _t11 = L_kvs - L_kvs2
-    _t12 = d_rope + r_kv
-    _t13 = d_qk + d_v
-    _t14 = _t7*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t15 = (
-        6*_t14*d
-        + 6*_t4*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t12*i_mla + _t14)
-        + 6*i_mla*(_t12*d + h*r_kv*(_t13 - d_rope))
+    _t11 = i_rt*r_rt
+    _t12 = L_kvs - L_kvs2
+    _t13 = d_rope + r_kv
+    _t14 = d_qk + d_v
+    _t15 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t16 = (
+        6*_t15*d
+        + 6*_t5*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t13*i_mla + _t15)
+        + 6*i_mla*(_t13*d + h*r_kv*(_t14 - d_rope))
     )
-    _t16 = n_hc**2
-    _t17 = 6*L_att2
-    _t18 = 1 - i_gh
-    _t19 = _t18*d_v2
-    _t20 = h2*i_gate
-    _t21 = _t7*b_qkv*(1 - b_gh)
-    _t22 = 2*i_lg
-    _t23 = d*(1 - i_lg)
-    _t24 = b_o*d
-    _t25 = 1 - i_og
-    _t26 = d_v2*h2
-    _t27 = d*g_o*r_o
-    _t28 = d_qk2*i_qk_head
-    _t29 = d_qk2*i_qk_proj
-    _t30 = _t3*(_t28 + _t29*h_kv2)
-    _t31 = _t3*i_qw
-    _t32 = d_qk2*i_cca*(h2 + h_kv2)
-    _t33 = i_qlora*r_q2
-    _t34 = 1 - i_qlora
-    _t35 = d_qk2*h2
-    _t36 = _t35*d
-    _t37 = i_lg + 1
-    _t38 = 2*d_I
-    _t39 = 6*L_csa
-    _t40 = 2*d_qk
-    _t41 = d*h_I
-    _t42 = d*d_I
-    _t43 = d_I*h_I
-    _t44 = 6*L_dense
-    _t45 = d*d_ff
-    _t46 = _t45 + b_ff*d
-    _t47 = 6*L_dn
-    _t48 = H_v*d_lk
-    _t49 = 1 - i_cg
-    _t50 = i_glu + 1
-    _t51 = b_ff*d_ff
-    _t52 = _t50*(_t45 + _t51)
-    _t53 = 6*L_dw
-    _t54 = 6*L_gr
-    _t55 = _t54*d_gr
-    _t56 = d*d_gr
-    _t57 = 2*d_gr
-    _t58 = 2*H_ml
-    _t59 = 6*L_ml
-    _t60 = d*(i_glu + 2)
-    _t61 = 6*L_moe
-    _t62 = _t3*d
-    _t63 = E + E_0
-    _t64 = 2*d
-    _t65 = _t64*i_pk
-    _t66 = i_pk - 1
-    _t67 = d**2
-    _t68 = 6*_t67
-    _t69 = d_qk*h
-    _t70 = _t13*h_kv
-    _t71 = b_sc*d
-    _t72 = 6*L_sc
-    _t73 = 6*L_ssm
-    _t74 = 2*N_s
-    _t75 = G_s*_t74
-    _t76 = 2*d_in + i_m2*(H_s + _t75)
-    _t77 = H_s*i_m2
-    _t78 = 1 - i_m2
-    _t79 = R_dt + _t74
-    _t80 = _t78*d_in
-    _t81 = d_v*h
-    _t82 = _t81*d
-    _t83 = 6*M_sb
-    _t84 = 6*h
-    _t85 = L_att - L_att2
-    _t86 = 6*_t85
-    _t87 = _t18*d_v
-    _t88 = h*i_gate
-    _t89 = d_qk*i_qk_head
-    _t90 = _t3*(_t89 + d_qk*h_kv*i_qk_proj)
-    _t91 = i_cca*(h + h_kv)
-    _t92 = i_qlora*r_q
-    _t93 = _t69*d
-    _t94 = L_rw*d_rw
-    _t95 = 12*d
-    _t96 = 18*d
-    _t97 = 30*d
-    _t98 = _t0*_t3
-    _t99 = H_la*L_la*d_la
-    _t100 = H_ml*d_mv
-    _t101 = L*i_au
-    _t102 = 2*H_k*d_lk
-    _t103 = H_v*d_lv
-    _t104 = _t103 + _t48
-    _t105 = H_v + _t103
-    _t106 = L_dn*_t0
-    _t107 = L*d
-    _t108 = 12*_t107
-    _t109 = L + L_moe
-    _t110 = 24*i_diff
-    _t111 = 24*d
-    _t112 = L_att2*_t0
-    _t113 = E_a*i_moa
-    _t114 = _t0*_t85
-    _t115 = L*_t98
-    _t116 = _t3*i_sub
-    _t117 = _t116*d_ff
-    _t118 = L_xa*_t0
-    _t119 = (
+    _t17 = n_hc**2
+    _t18 = 6*L_att2
+    _t19 = 1 - i_gh
+    _t20 = _t19*d_v2
+    _t21 = h2*i_gate
+    _t22 = _t8*b_qkv*(1 - b_gh)
+    _t23 = 2*i_lg
+    _t24 = d*(1 - i_lg)
+    _t25 = _t21*(_t20 + i_gh)
+    _t26 = b_o*d
+    _t27 = 1 - i_og
+    _t28 = d_v2*h2
+    _t29 = d*g_o*r_o
+    _t30 = d_qk2*i_qk_head
+    _t31 = _t4*(_t30 + d_qk2*h_kv2*i_qk_proj)
+    _t32 = d_qk2*h2
+    _t33 = _t4*i_qw
+    _t34 = d_qk2*i_cca*(h2 + h_kv2)
+    _t35 = i_qlora*r_q2
+    _t36 = 1 - i_qlora
+    _t37 = _t32*d
+    _t38 = i_lg + 1
+    _t39 = 2*d_I
+    _t40 = 6*L_csa
+    _t41 = 2*d_qk
+    _t42 = d*h_I
+    _t43 = d*d_I
+    _t44 = d_I*h_I
+    _t45 = 6*L_dense
+    _t46 = d*d_ff
+    _t47 = _t46 + b_ff*d
+    _t48 = 6*L_dn
+    _t49 = H_v*d_lk
+    _t50 = 1 - i_cg
+    _t51 = i_glu + 1
+    _t52 = b_ff*d_ff
+    _t53 = _t51*(_t46 + _t52)
+    _t54 = 6*L_dw
+    _t55 = 6*L_gr
+    _t56 = _t55*d_gr
+    _t57 = d*d_gr
+    _t58 = 2*d_gr
+    _t59 = 2*H_ml
+    _t60 = 6*L_ml
+    _t61 = d*(i_glu + 2)
+    _t62 = 6*L_moe
+    _t63 = _t4*d
+    _t64 = E + E_0
+    _t65 = 2*d
+    _t66 = _t65*i_pk
+    _t67 = i_pk - 1
+    _t68 = d**2
+    _t69 = 6*_t68
+    _t70 = _t51*d_ff
+    _t71 = d_qk*h
+    _t72 = _t14*h_kv
+    _t73 = b_sc*d
+    _t74 = 6*L_sc
+    _t75 = 6*L_ssm
+    _t76 = 2*N_s
+    _t77 = G_s*_t76
+    _t78 = 2*d_in + i_m2*(H_s + _t77)
+    _t79 = H_s*i_m2
+    _t80 = 1 - i_m2
+    _t81 = R_dt + _t76
+    _t82 = _t80*d_in
+    _t83 = d_v*h
+    _t84 = _t83*d
+    _t85 = 6*M_sb
+    _t86 = 6*h
+    _t87 = L_att - L_att2
+    _t88 = 6*_t87
+    _t89 = _t19*d_v
+    _t90 = h*i_gate
+    _t91 = _t90*(_t89 + i_gh)
+    _t92 = d_qk*i_qk_head
+    _t93 = _t4*(_t92 + d_qk*h_kv*i_qk_proj)
+    _t94 = i_cca*(h + h_kv)
+    _t95 = i_qlora*r_q
+    _t96 = _t71*d
+    _t97 = L_rw*d_rw
+    _t98 = 12*d
+    _t99 = 18*d
+    _t100 = 30*d
+    _t101 = _t0*_t4
+    _t102 = H_la*L_la*d_la
+    _t103 = H_ml*d_mv
+    _t104 = L*i_au
+    _t105 = 2*H_k*d_lk
+    _t106 = H_v*d_lv
+    _t107 = _t106 + _t49
+    _t108 = H_v + _t106
+    _t109 = L_dn*_t0
+    _t110 = L*d
+    _t111 = 12*_t110
+    _t112 = L + L_moe
+    _t113 = 24*i_diff
+    _t114 = 24*d
+    _t115 = L_att2*_t0
+    _t116 = E_a*i_moa
+    _t117 = _t0*_t87
+    _t118 = L*_t101
+    _t119 = _t70*i_ng
+    _t120 = _t4*i_sub
+    _t121 = _t120*d_ff
+    _t122 = L_xa*_t0
+    _t123 = (
         C_cen*_t0
-        + D_tg*_t96
-        + H_ml*L_ml*_t95*d_mk
-        + L_att2*_t110*d_qk2
-        + L_att2*_t9
-        + L_csa*_t111*d_qk
-        + 12*L_gr*(_t56 + d_gr)
-        + L_hca*_t95*d_qk
+        + D_tg*_t99
+        + H_ml*L_ml*_t98*d_mk
+        + L_att2*_t10
+        + L_att2*_t113*d_qk2
+        + L_csa*_t114*d_qk
+        + 12*L_gr*(_t57 + d_gr)
+        + L_hca*_t98*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t38 + _t41*i_hw + _t42 + _t43*(d*(1 - i_hw) + i_hw*r_q))
-        - 6*L_kvs2*_t30
-        - L_kvs2*_t9
-        + L_ml*_t100*_t96
+        + 6*L_idx*(_t39 + _t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t10
+        - 6*L_kvs2*_t31
+        + L_ml*_t103*_t99
         + L_moe*_t0*b_moe
-        + L_rw*_t68
-        + L_rw*_t97
-        + L_sb*_t68
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t69 + _t70) + r_sb*(_t50*d_ff + d))
+        + L_rw*_t100
+        + L_rw*_t69
+        + L_sb*_t69
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t71 + _t72) + r_sb*(_t70 + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t62
-        + _t0*_t101
-        + _t0*_t16
+        + 18*M_sb*_t63
+        + _t0*_t104
+        + _t0*_t17
         + _t0*b_oL
-        + _t0*i_rsc*(L_dense + _t109)*(b_rsc + 2*i_rbr + 1)
-        - 6*_t10
-        + _t100*_t59
-        + _t101*_t98
-        + _t103*_t106
-        + _t106*(_t102 + _t104*i_gf + _t105*_t49 + _t105)
-        + 18*_t107*p_le
-        + _t108*k_rc
-        + _t108*r_lr
-        + _t109*_t95*r_ng
-        - _t11*_t15
-        - 6*_t11*_t90
-        + _t110*_t85*d_qk
-        + _t111*_t94
-        + _t112*_t113
-        + _t112*d_rl*h2
-        + _t113*_t114
-        + _t114*d_rl*h
-        + _t115*i_lr
-        + _t115*n_norm
-        + _t116*_t17*_t26
-        + _t116*_t81*_t86
-        + _t117*_t44
-        + _t117*_t53
-        + _t118*_t69
-        + _t118*_t70
-        + _t118*_t81
-        + _t15*_t85
-        + _t17*h2*i_sink2
-        + _t17*i_rel*(2*_t35 + _t36)
-        + _t17*(_t24 + _t25*_t26*d + i_og*(_t26*r_o + _t27))
-        + _t17*(_t30 + _t31*(_t28 + _t29*h2) + h_kv2*i_cca)
-        + _t17*(_t32*(d_qk2*k_cb + k_ca) + 2*_t32 + _t6*h_kv2*k_rc)
-        + _t17*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t17*(_t19*_t20*_t21 + _t20*(_t19 + i_gh)*(_t22*r_q2 + _t23) + b_gh*h2)
-        + _t17*(
-            _t3*_t33
-            + _t34*_t36
-            + b_qkv*(_t33*i_mla + _t35*_t7)
-            + i_qlora*(_t35*_t37*r_q2 + d*r_q2)
+        + _t0*i_ls
+        + _t0*i_rsc*(L_dense + _t112)*(b_rsc + 2*i_rbr + 1)
+        + _t100*_t102
+        + _t101*_t104
+        + _t101*i_norm_emb
+        + _t101*i_norm_final
+        - _t101*(1 - i_n0)
+        + 6*_t102
+        + _t103*_t60
+        + _t106*_t109
+        + _t109*(_t105 + _t107*i_gf + _t108*_t50 + _t108)
+        - 6*_t11
+        + 18*_t110*p_le
+        + _t111*i_ng
+        + _t111*k_rc
+        + _t111*r_lr
+        + _t112*_t98*r_ng
+        + _t113*_t87*d_qk
+        + _t114*_t97
+        + _t115*_t116
+        + _t115*d_rl*h2
+        + _t116*_t117
+        + _t117*d_rl*h
+        + _t118*i_lr
+        + _t118*n_norm
+        + _t119*_t45
+        + _t119*_t54
+        - _t12*_t16
+        - 6*_t12*_t93
+        + _t120*_t18*_t28
+        + _t120*_t83*_t88
+        + _t121*_t45
+        + _t121*_t54
+        + _t122*_t71
+        + _t122*_t72
+        + _t122*_t83
+        + _t16*_t87
+        + _t18*h2*i_sink2
+        + _t18*i_ng*(_t25 + _t32)
+        + _t18*i_rel*(2*_t32 + _t37)
+        + _t18*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
+        + _t18*(_t31 + _t33*(_t30 + _t32*i_qk_proj) + h_kv2*i_cca)
+        + _t18*(_t34*(d_qk2*k_cb + k_ca) + 2*_t34 + _t7*h_kv2*k_rc)
+        + _t18*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t18*(_t20*_t21*_t22 + _t25*(_t23*r_q2 + _t24) + b_gh*h2)
+        + _t18*(
+            _t35*_t4
+            + _t36*_t37
+            + b_qkv*(_t32*_t8 + _t35*i_mla)
+            + i_qlora*(_t32*_t38*r_q2 + d*r_q2)
         )
-        + _t2*(2*i_hc*(i_hcm + 2) + 2*(_t16*i_hcm + 2*n_hc)*(d*n_hc + 1))
-        + _t2*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t3*i_le*(_t107 + p_le)
-        + _t39*(_t38*m_csa + d_I)
-        + _t39*(_t40*m_csa + d_qk)
-        + _t39*(_t41 + 4*_t42 + _t43*r_q)
-        + _t44*_t46
-        + _t44*_t52
-        + _t44*i_fos
-        + _t44*n_act
+        + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + _t3*(d*n_au + n_au**3 + n_au**2)
+        + 6*_t4*i_le*(_t110 + p_le)
+        + _t40*(_t39*m_csa + d_I)
+        + _t40*(_t41*m_csa + d_qk)
+        + _t40*(_t42 + 4*_t43 + _t44*r_q)
+        + _t45*_t47
         + _t45*_t53
-        + _t47*d_lv
-        + _t47*i_cg*(_t104*r_g + _t64*r_g)
-        + _t47*k_dn*(_t102 + _t103)
-        + _t47*(H_v*_t49 + H_v + _t48*i_cg)
-        + _t53*(_t50*(2*_t45 + 2*_t51) - _t52)
-        + _t54*(_t56 + d)
-        + _t54*(_t57*w_gr + _t57)
-        + _t55*(k_gr + 1)
-        + _t55
-        + _t59*(_t58*d + _t58)
-        + _t61*k*(_t65*d_e - _t66*(_t60*d_e + b_ff*(_t50*d_e + d)))
-        + _t61*(E_s*(_t60*d_s + b_ff*(_t50*d_s + d)) + d*i_shared_gate)
-        + _t61*(3*_t62*i_bn + _t62*i_mn)
-        + _t61*(
-            _t10*(_t3 + 4)
-            + _t63*b_router
-            + _t65*n_pk
-            + d*(-_t66 - i_rt)*(E_s*i_srt + _t63)
+        + _t45*i_fos
+        + _t45*n_act
+        + _t46*_t54
+        + _t48*d_lv
+        + _t48*i_cg*(_t107*r_g + _t65*r_g)
+        + _t48*k_dn*(_t105 + _t106)
+        + _t48*(H_v*_t50 + H_v + _t49*i_cg)
+        + _t54*(_t51*(2*_t46 + 2*_t52) - _t53)
+        + _t55*(_t57 + d)
+        + _t55*(_t58*w_gr + _t58)
+        + _t56*(k_gr + 1)
+        + _t56
+        + _t60*(_t59*d + _t59)
+        + _t62*k*(_t66*d_e - _t67*(_t61*d_e + b_ff*(_t51*d_e + d)))
+        + _t62*(E_s*(_t61*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate)
+        + _t62*(3*_t63*i_bn + _t63*i_mn)
+        + _t62*(
+            _t11*(_t4 + 4)
+            + _t64*b_router
+            + _t66*n_pk
+            + d*(-_t67 - i_rt)*(E_s*i_srt + _t64)
             + i_rgs
             + i_rs*(E + d)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + _t68*(-2*i_au + 2*n_au)
-        + _t72*(_t67 + _t71)
-        + _t72*(3*_t67 + 3*_t71)
-        + _t73*_t79*_t80
-        + _t73*(2*_t77 + _t78*(N_s*d_in + d_in))
-        + _t73*(b_cs + k_s)*(_t75*i_m2 + d_in)
-        + _t73*(_t76*b_ssm + _t76*d)
-        + _t73*(b_ssm*d + d*d_in)
-        + _t73*(_t78*_t79*i_dtn + d_in*i_gn*i_m2)
-        + _t73*(R_dt*_t80 + _t77 + _t80)
-        + _t83*(_t46 + _t52 + n_act)
-        + _t83*(_t64*_t69 + _t64*_t70 + _t82)
-        + _t84*_t85*i_sink
-        + _t84*n_pb
-        + _t86*i_rel*(2*_t69 + _t93)
-        + _t86*(_t24 + _t25*_t82 + i_og*(_t27 + _t81*r_o))
-        + _t86*(_t31*(_t69*i_qk_proj + _t89) + _t90 + h_kv*i_cca)
-        + _t86*(_t40*_t91 + _t70*k_rc + _t91*d_qk*(d_qk*k_cb + k_ca))
-        + _t86*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t86*(_t21*_t87*_t88 + _t88*(_t87 + i_gh)*(_t22*r_q + _t23) + b_gh*h)
-        + _t86*(
-            _t3*_t92 + _t34*_t93 + b_qkv*(_t69*_t7 + _t92*i_mla) + i_qlora*(_t37*_t69*r_q + d*r_q)
+        + _t69*(-2*i_au + 2*n_au)
+        + _t74*(_t68 + _t73)
+        + _t74*(3*_t68 + 3*_t73)
+        + _t75*_t81*_t82
+        + _t75*(2*_t79 + _t80*(N_s*d_in + d_in))
+        + _t75*(b_cs + k_s)*(_t77*i_m2 + d_in)
+        + _t75*(_t78*b_ssm + _t78*d)
+        + _t75*(b_ssm*d + d*d_in)
+        + _t75*(_t80*_t81*i_dtn + d_in*i_gn*i_m2)
+        + _t75*(R_dt*_t82 + _t79 + _t82)
+        + _t85*(_t47 + _t53 + n_act)
+        + _t85*(_t65*_t71 + _t65*_t72 + _t84)
+        + _t86*_t87*i_sink
+        + _t86*n_pb
+        + _t88*i_ng*(_t71 + _t91)
+        + _t88*i_rel*(2*_t71 + _t96)
+        + _t88*(_t26 + _t27*_t84 + i_og*(_t29 + _t83*r_o))
+        + _t88*(_t33*(_t71*i_qk_proj + _t92) + _t93 + h_kv*i_cca)
+        + _t88*(_t41*_t94 + _t72*k_rc + _t94*d_qk*(d_qk*k_cb + k_ca))
+        + _t88*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t88*(_t22*_t89*_t90 + _t91*(_t23*r_q + _t24) + b_gh*h)
+        + _t88*(
+            _t36*_t96 + _t4*_t95 + b_qkv*(_t71*_t8 + _t95*i_mla) + i_qlora*(_t38*_t71*r_q + d*r_q)
         )
-        + 12*_t94
-        + _t95*d_emb*i_proj
-        + _t95*i_rse
-        + _t97*_t99
-        + _t98*i_norm_emb
-        + _t98*i_norm_final
-        - _t98*(1 - i_n0)
-        + 6*_t99
+        + 12*_t97
+        + _t98*d_emb*i_proj
+        + _t98*i_rse
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t62 + _t67 + b_ph*d)
+        + 6*i_ph*(_t63 + _t68 + b_ph*d)
         + 6*n_hc
     )
-    _t120 = V*_t1 + V_le*_t2*p_le + V_o*_t1*(1 - i_tied) + 6*V_o*b_lm + V_seg*_t0 + _t119
-    _t121 = T*_t35
-    _t122 = T*_t69
-    _t123 = 3*T
-    _t124 = 4*T
+    _t124 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t123 + _t2*b_lm + _t2*i_ng
+    _t125 = T*_t32
+    _t126 = T*_t71
+    _t127 = 3*T
+    _t128 = 4*T
     return {
-        '6N': P*_t0 + _t120,
-        'kaplan': _t119 + _t121*_t17 + _t122*_t86,
-        'palm': 12*L_att2*_t121 + _t120 + 12*_t122*_t85,
+        '6N': P*_t0 + _t124,
+        'kaplan': _t123 + _t125*_t18 + _t126*_t88,
+        'palm': 12*L_att2*_t125 + _t124 + 12*_t126*_t87,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2432,11 +2472,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t123*h2 + _t124*_t35 + 8*_t36)
+            3*L_att2*(_t127*h2 + _t128*_t32 + 8*_t37)
             + V*_t0
             + V_o*_t0
-            + 3*_t85*(_t123*h + _t124*_t69 + 8*_t93)
-            + _t95*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t87*(_t127*h + _t128*_t71 + 8*_t96)
+            + _t98*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
         ),
     }
 
@@ -4361,6 +4401,7 @@ def finetune_counts(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -4398,7 +4439,7 @@ def finetune_counts(s):
     _t4 = d_qk2*h2
     _t5 = d_v2*h2
     _t6 = 1 - i_gh
-    _t7 = _t6*i_gate*(1 - b_gh)
+    _t7 = _t6*i_gate*(1 - b_gh)*(1 - i_go)
     _t8 = L_att - L_att2
     _t9 = d_v*h
     _t10 = d + d_qk*h_kv
@@ -4412,7 +4453,7 @@ def finetune_counts(s):
     _t18 = 1 - i_kev2
     _t19 = 1 - i_kev
     _t20 = _t9 + d
-    _t21 = _t6*b_gh + i_gh
+    _t21 = _t6*(b_gh + i_go) + i_gh
     _t22 = h2*(_t6*d_v2 + i_gh)
     _t23 = h*(_t6*d_v + i_gh)
     _t24 = d_rl*h2
@@ -4619,8 +4660,10 @@ def finetune_counts(s):
             )
             + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -4647,10 +4690,10 @@ def finetune_counts(s):
             + a_post_projection*r_a*(D_tg + d)
             + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4699,8 +4742,10 @@ def finetune_counts(s):
             )
             + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -4728,10 +4773,10 @@ def finetune_counts(s):
             + a_post_projection*r_a*(D_tg + d)
             + a_pre_projection*r_a*(2*D_tg + d)
             + a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*i_img*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -4879,6 +4924,7 @@ def finetune_states(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_head = s['i_head']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
@@ -4971,8 +5017,10 @@ def finetune_states(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -4999,10 +5047,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5172,8 +5220,10 @@ def finetune_states(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -5200,10 +5250,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5298,8 +5348,10 @@ def finetune_states(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -5328,10 +5380,12 @@ def finetune_states(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5380,8 +5434,10 @@ def finetune_states(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -5410,10 +5466,12 @@ def finetune_states(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5486,8 +5544,10 @@ def finetune_states(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -5514,10 +5574,10 @@ def finetune_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -5694,6 +5754,7 @@ def finetune_memory(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
     i_head = s['i_head']
@@ -5811,7 +5872,10 @@ def finetune_memory(s):
             + a_centroids
             + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
-            + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+            + a_g*(
+                L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+            )
             + a_gate*(
                 L_dw*i_glu
                 + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
@@ -5867,7 +5931,10 @@ def finetune_memory(s):
                 + a_centroids
                 + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(
                     L_dw*i_glu
                     + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
@@ -6419,8 +6486,10 @@ def finetune_memory(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6449,10 +6518,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6501,8 +6572,10 @@ def finetune_memory(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6531,10 +6604,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6584,8 +6659,10 @@ def finetune_memory(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6612,10 +6689,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6664,8 +6741,10 @@ def finetune_memory(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -6692,10 +6771,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -6936,8 +7015,10 @@ def finetune_memory(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -6966,10 +7047,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7018,8 +7101,10 @@ def finetune_memory(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -7048,10 +7133,12 @@ def finetune_memory(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7101,8 +7188,10 @@ def finetune_memory(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -7129,10 +7218,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7181,8 +7270,10 @@ def finetune_memory(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -7209,10 +7300,10 @@ def finetune_memory(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7264,7 +7355,10 @@ def finetune_memory(s):
                 + a_centroids
                 + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(
                     L_dw*i_glu
                     + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s)
@@ -7716,6 +7810,7 @@ def finetune_flops(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hcm = s['i_hcm']
     i_hw = s['i_hw']
     i_img = s['i_img']
@@ -7797,8 +7892,10 @@ def finetune_flops(s):
             )
             + 2*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 2*a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + 2*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -7826,10 +7923,10 @@ def finetune_flops(s):
             + 2*a_post_projection*r_a*(D_tg + d)
             + 2*a_pre_projection*r_a*(2*D_tg + d)
             + 2*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*i_img*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -7921,8 +8018,10 @@ def finetune_flops(s):
                         L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                     )
                     + 2*a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + 2*a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -7952,10 +8051,12 @@ def finetune_flops(s):
                     + 2*a_post_projection*r_a*(D_tg + d)
                     + 2*a_pre_projection*r_a*(2*D_tg + d)
                     + 2*a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*i_img*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8330,6 +8431,7 @@ def optimizer_states(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -8621,7 +8723,10 @@ def optimizer_states(s):
                 + a_centroids
                 + a_down*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_dt_proj*(L_att*i_dm + L_ssm*(1 - i_m2))
-                + a_g*(L_att2*(b_gh*(1 - i_gh) + i_gh) + (L_att - L_att2)*(b_gh*(1 - i_gh) + i_gh))
+                + a_g*(
+                    L_att2*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                )
                 + a_gate*(
                     L_dw*i_glu + L_moe*i_glu*(1 - i_srt)*_minimum(1, E_s) + i_glu*(L_dense - L_dw)
                 )
@@ -8673,8 +8778,10 @@ def optimizer_states(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -8701,10 +8808,10 @@ def optimizer_states(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8754,8 +8861,10 @@ def optimizer_states(s):
             )
             + 4*a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
             + 4*a_g*r_a*(
-                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                    i_gh + (1 - i_gh)*(b_gh + i_go)
+                )
             )
             + 4*a_gate*r_a*(
                 L_dw*i_glu*(d + 2*d_ff)
@@ -8782,10 +8891,10 @@ def optimizer_states(s):
             + 4*a_post_projection*r_a*(D_tg + d)
             + 4*a_pre_projection*r_a*(2*D_tg + d)
             + 4*a_q*r_a*(
-                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 + L_ml*(H_ml*d_mk + d)
                 + L_xa*(d + d_qk*h)
-                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
             )
             + 4*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -8930,6 +9039,7 @@ def offload(s):
     i_gf = s['i_gf']
     i_gh = s['i_gh']
     i_glu = s['i_glu']
+    i_go = s['i_go']
     i_head = s['i_head']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
@@ -9023,8 +9133,10 @@ def offload(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -9051,10 +9163,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9124,8 +9236,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9154,10 +9268,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9226,8 +9342,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9256,10 +9374,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9328,8 +9448,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9358,10 +9480,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9535,8 +9659,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9565,10 +9691,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9742,8 +9870,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -9772,10 +9902,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -9953,10 +10085,12 @@ def offload(s):
                             L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in)
                         )
                         + a_g*r_a*(
-                            L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                            + (L_att - L_att2)*(
-                                d + h*(d_v*(1 - i_gh) + i_gh)
-                            )*(b_gh*(1 - i_gh) + i_gh)
+                            L_att2*(
+                                d + h2*(d_v2*(1 - i_gh) + i_gh)
+                            )*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                            + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                                i_gh + (1 - i_gh)*(b_gh + i_go)
+                            )
                         )
                         + a_gate*r_a*(
                             L_dw*i_glu*(d + 2*d_ff)
@@ -9985,10 +10119,12 @@ def offload(s):
                         + a_post_projection*r_a*(D_tg + d)
                         + a_pre_projection*r_a*(2*D_tg + d)
                         + a_q*r_a*(
-                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                            L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                             + L_ml*(H_ml*d_mk + d)
                             + L_xa*(d + d_qk*h)
-                            + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                            + (L_att - L_att2)*(
+                                d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                            )
                         )
                         + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -10054,8 +10190,10 @@ def offload(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -10082,10 +10220,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -10149,8 +10287,10 @@ def offload(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -10177,10 +10317,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -10246,8 +10386,10 @@ def offload(s):
                 )
                 + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                 + a_g*r_a*(
-                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                    L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                    + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                        i_gh + (1 - i_gh)*(b_gh + i_go)
+                    )
                 )
                 + a_gate*r_a*(
                     L_dw*i_glu*(d + 2*d_ff)
@@ -10274,10 +10416,10 @@ def offload(s):
                 + a_post_projection*r_a*(D_tg + d)
                 + a_pre_projection*r_a*(2*D_tg + d)
                 + a_q*r_a*(
-                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                    L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                     + L_ml*(H_ml*d_mk + d)
                     + L_xa*(d + d_qk*h)
-                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                    + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
@@ -10450,8 +10592,10 @@ def offload(s):
                     )
                     + a_dt_proj*r_a*(L_att*i_dm*(d_v*h_kv + h_kv) + L_ssm*(1 - i_m2)*(R_dt + d_in))
                     + a_g*r_a*(
-                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
-                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(b_gh*(1 - i_gh) + i_gh)
+                        L_att2*(d + h2*(d_v2*(1 - i_gh) + i_gh))*(i_gh + (1 - i_gh)*(b_gh + i_go))
+                        + (L_att - L_att2)*(d + h*(d_v*(1 - i_gh) + i_gh))*(
+                            i_gh + (1 - i_gh)*(b_gh + i_go)
+                        )
                     )
                     + a_gate*r_a*(
                         L_dw*i_glu*(d + 2*d_ff)
@@ -10480,10 +10624,12 @@ def offload(s):
                     + a_post_projection*r_a*(D_tg + d)
                     + a_pre_projection*r_a*(2*D_tg + d)
                     + a_q*r_a*(
-                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh))
+                        L_att2*(d + d_qk2*h2 + d_v2*h2*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go))
                         + L_ml*(H_ml*d_mk + d)
                         + L_xa*(d + d_qk*h)
-                        + (L_att - L_att2)*(d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh))
+                        + (L_att - L_att2)*(
+                            d + d_qk*h + d_v*h*i_gate*(1 - b_gh)*(1 - i_gh)*(1 - i_go)
+                        )
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))

@@ -196,6 +196,16 @@ SHARED_BLOCK = (
     "W_O, the FFN, the projection and the adapters (shared_block/*), and its QKᵀ and A·V over "
     "all keys a query sees, as a global layer's (attention/scores); its KV cache is per "
     "depth.")
+LOOP = (
+    "Looped layers (HRM-Text's stacks run in cycles): a stored layer's weights count once in "
+    "the parameters (total and active; HRM-Text's initial state z_L_init, d frozen values, "
+    "with them); everything a pass computes counts once per pass: its FLOPs, its activations, "
+    "its KV cache (one slot per pass, as transformers' cache holds them) and its step time. "
+    "The additions that feed one stream into the other are elementwise: 0 FLOPs.")
+NGPT = (
+    "nGPT's scale vectors (Dory): the residual rates (2·d a layer), the query and gate scales "
+    "(h·d_qk and h·d_v an attention layer), the FFN's gate and up scales (2·d_ff) and a logit "
+    "scale per head row count in the parameters; their products are elementwise: 0 FLOPs.")
 PER_LAYER_EMBEDDINGS = (
     "Per-layer embeddings (Gemma 3n, Gemma 4): the table of L·p columns is an embedding "
     "(in embedding, out of non-embedding) and its lookup costs 0 FLOPs; the embedding's "

@@ -25,6 +25,7 @@ from calc.spec.finetune import (
 )
 from calc.spec.gemm_precision import GEMM_PRECISIONS
 from calc.spec.layout import ACTIVATION_OFFLOAD_LAYERS
+from calc.spec.loop import loop_weight_values
 from calc.spec.model import SELF_ATTENTION
 from calc.spec.precision import BYTES_PER_ELEMENT
 
@@ -252,6 +253,8 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "b_ph": int(bool(spec.prediction_head and spec.prediction_head.bias)),
         "i_n0": int(norm.first_mixer_norm),
         "n_pb": spec.position.bias_rows, "V_seg": spec.segment_embedding or 0,
+        "i_ls": int(spec.loop is not None and spec.loop.init_state),
+        "i_go": int(att.output_gate_own), "i_ng": int(spec.ngpt),
         "b_router": int(bool(moe and moe.router_bias)),
         **_dynamic_mask_values(spec),
         "i_pk": int(bool(moe and moe.product_keys)), "n_pk": moe.sub_keys if moe else 0,
@@ -421,7 +424,8 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
     values = {
         **finetune_values(finetune, targets, recipe.weights, options.stack, options.seq_len),
         **gemm_values(options.precision, BYTES_PER_ELEMENT[options.activation_dtype]),
-        **symbol_values(spec), **layout_values(spec, options),
+        **symbol_values(spec.executed), **layout_values(spec.executed, options),
+        **loop_weight_values(spec, options.pp, finetune.frozen_base),
         "N": counts.total, "N_emb": counts.embedding, "N_head": counts.components["lm_head"],
         "N_e": counts.components["moe/experts"],
         "q_w": recipe.weights, "q_g": recipe.gradients, "q_gc": recipe.gradient_copy,
@@ -436,7 +440,9 @@ def memory_values(spec: ModelSpec, options: TrainingMemory, gpu_memory_gib: floa
         frozen = finetune.frozen_base
         key = optimizer.shaped + ("_adapters" if frozen else "")
         trained = _compiled.finetune_counts(values)["adapters"] if frozen else counts.total
-        values["q_o"] = _compiled.optimizer_states(values)[key] / trained
+        # the states of the stored weights (a looped model's once per stored layer)
+        states = _compiled.optimizer_states({**values, **symbol_values(spec)})
+        values["q_o"] = states[key] / trained
     return values
 
 
@@ -501,7 +507,7 @@ class FlopCounts:
 def count_flops(spec: ModelSpec, seq_len: int, attention: str = "causal") -> FlopCounts:
     """FLOPs per token of `spec` at `seq_len` under `attention` ("causal" | "full"), kept with
     the spec per (seq_len, attention): read-only."""
-    return _flop_counts(spec, int(seq_len), attention)
+    return _flop_counts(spec.executed, int(seq_len), attention)
 
 
 @per_instance_keyed
@@ -536,7 +542,7 @@ def kind_scores(spec: ModelSpec, seq_len: int, attention: str = "causal") -> int
     other layers score (the same count with that kind's heads h' = 0); 0 without one."""
     if spec.shaped_kind is None:
         return 0
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal")}
+    s = {**symbol_values(spec.executed), "T": seq_len, "i_causal": int(attention == "causal")}
     total = _compiled.flops(s)["attention_per_sequence"]
     others = _compiled.flops({**s, "h2": 0})["attention_per_sequence"]
     return _exact(total - others, seq_len)
@@ -545,7 +551,7 @@ def kind_scores(spec: ModelSpec, seq_len: int, attention: str = "causal") -> int
 def rule_flops(spec: ModelSpec, seq_len: int) -> dict[str, float]:
     """Training FLOPs per token under each published rule (calc.formulas.rules), kept with the
     spec per seq_len: read-only."""
-    return _rule_flops(spec, int(seq_len))
+    return _rule_flops(spec.executed, int(seq_len))
 
 
 @per_instance_keyed
@@ -642,7 +648,7 @@ def finetune_train_flops(spec: ModelSpec, seq_len: int, attention: str, finetune
                          targets: tuple[str, ...]) -> tuple[int | float, int | float]:
     """(adapters' forward FLOPs per token, a training step's FLOPs per token) on a frozen base;
     full training gives (0, 3 × forward)."""
-    s = {**symbol_values(spec), "T": seq_len, "i_causal": int(attention == "causal"),
+    s = {**symbol_values(spec.executed), "T": seq_len, "i_causal": int(attention == "causal"),
          **finetune_values(finetune, targets, 0)}
     result = _compiled.finetune_flops(s)
     return result["adapter_forward_per_token"], _exact(result["train_per_sequence"], seq_len)
@@ -661,7 +667,7 @@ def gemm_values(precision: str, activation_bytes: float) -> dict[str, float]:
 def low_precision_train_flops(spec: ModelSpec, finetune: FineTune,
                               targets: tuple[str, ...]) -> int:
     """Training FLOPs per token of the projections' GEMMs (calc.formulas.precision)."""
-    s = {**symbol_values(spec), **finetune_values(finetune, targets, 0)}
+    s = {**symbol_values(spec.executed), **finetune_values(finetune, targets, 0)}
     return _compiled.precision(s)["low_precision_train"]
 
 

@@ -286,6 +286,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("n_pb", "n_{pb}", "rows of the bucketed score bias: buckets + segment pairs",
                "size"),
     SymbolInfo("V_seg", "V_{seg}", "rows of the segment embedding", "size"),
+    SymbolInfo("i_ng", r"\mathbb{1}_{nGPT}", "nGPT's learned scale vectors (Dory)",
+               "indicator"),
+    SymbolInfo("i_go", r"\mathbb{1}_{gate\,own}", "the per-channel output gate is a "
+               "projection of its own beside W_Q (HRM-Text's gate_proj)", "indicator"),
+    SymbolInfo("i_ls", r"\mathbb{1}_{loop\,state}", "a d-wide parameter that starts a looped "
+               "model's second stream (HRM-Text's z_L_init)", "indicator"),
     SymbolInfo("b_router", "b_{router}", "bias per routed expert", "indicator"),
     SymbolInfo("i_dm", r"\mathbb{1}_{dm}", "Doge's dynamic mask attention: dt_proj "
                "h_kv·d_v → h_kv and A per key/value head, each query attending to its top K_dm "
@@ -638,7 +644,8 @@ n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
 k_ca, k_cb, i_cca, r_rt, i_rt = (SYMBOLS[n] for n in ("k_ca", "k_cb", "i_cca", "r_rt", "i_rt"))
 i_rsc, b_rsc, i_rbr, i_rse = (SYMBOLS[n] for n in ("i_rsc", "b_rsc", "i_rbr", "i_rse"))
-n_pb, V_seg = SYMBOLS["n_pb"], SYMBOLS["V_seg"]
+n_pb, V_seg, i_ls, i_go = SYMBOLS["n_pb"], SYMBOLS["V_seg"], SYMBOLS["i_ls"], SYMBOLS["i_go"]
+i_ng = SYMBOLS["i_ng"]
 L_la, H_la, d_la, L_s_la = (SYMBOLS[n] for n in ("L_la", "H_la", "d_la", "L_s_la"))
 L_rw, d_rw, L_s_rw = (SYMBOLS[n] for n in ("L_rw", "d_rw", "L_s_rw"))
 L_gr, d_gr, w_gr, k_gr, L_s_gr = (SYMBOLS[n] for n in ("L_gr", "d_gr", "w_gr", "k_gr", "L_s_gr"))

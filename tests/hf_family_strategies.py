@@ -217,6 +217,55 @@ def doge_config(draw) -> dict:
     return config
 
 
+@st.composite
+def hrm_text_config(draw) -> dict:
+    """HRM-Text: two stacks of 1 to 2 layers, 1 to 3 high-level cycles of 1 to 3 low-level
+    passes (the per-stack count as num_hidden_layers, or as num_layers_per_stack beside the
+    cache slots, as a saved config carries it), MHA heads of any width, biases either way."""
+    heads, per_stack = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    high, low = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    layers = ({"num_layers_per_stack": per_stack, "num_hidden_layers": per_stack * high
+               * (low + 1)} if draw(st.booleans()) else {"num_hidden_layers": per_stack})
+    return {"num_attention_heads": heads, "head_dim": draw(st.sampled_from([2, 4, 8])),
+            "hidden_size": heads * draw(st.integers(1, 8)),
+            "intermediate_size": draw(st.integers(1, 24)), **layers,
+            "H_cycles": high, "L_cycles": low, "attention_bias": draw(st.booleans()),
+            "mlp_bias": draw(st.booleans()), "tie_word_embeddings": draw(st.booleans())}
+
+
+@st.composite
+def dory_config(draw) -> dict:
+    """Dory: 1 to 5 layers cut into input, recurrent and output sections (the recurrent count
+    given or derived), 1 to 3 loops, full and sliding layers (or the every-fourth default),
+    GQA heads, the released layout (an mlp block after each attention block) or transformers'
+    own."""
+    kv = draw(st.integers(1, 2))
+    heads = kv * draw(st.integers(1, 2))
+    layers = draw(st.integers(1, 5))
+    first = draw(st.integers(0, layers))
+    last = draw(st.integers(0, layers - first))
+    config = {"num_attention_heads": heads, "num_key_value_heads": kv,
+              "head_dim": draw(st.sampled_from([2, 4, 8])),
+              "hidden_size": draw(st.integers(1, 24)),
+              "intermediate_size": draw(st.integers(1, 24)), "num_hidden_layers": layers,
+              "n_input_layers": first, "n_output_layers": last,
+              "n_recurrent_loops": draw(st.integers(1, 3)), "sliding_window": 8,
+              "mlp_bias": draw(st.booleans()), "tie_word_embeddings": draw(st.booleans()),
+              "recurrent_kv_cache_mode": draw(st.sampled_from(["per_loop", "last_loop"]))}
+    if draw(st.booleans()):
+        config["n_recurrent_layers"] = layers - first - last
+    if draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(
+            ["full_attention", "sliding_attention"]), min_size=layers, max_size=layers))
+        if draw(st.booleans()):  # the released layout: each layer an attention and an mlp
+            config["layer_types"] = [t for kind in config["layer_types"] for t in (kind, "mlp")]
+            for key in ("num_hidden_layers", "n_input_layers", "n_output_layers",
+                        "n_recurrent_layers"):
+                if key in config:
+                    config[key] *= 2
+    return config
+
+
 _FAMILY_OF = {
     **{t: _llama_family for t in ("granite", "internlm3", "exaone", "helium", "seed_oss",
                                   "ernie4_5", "hunyuan_v1_dense", "ministral", "glm", "glm4",

@@ -15,7 +15,9 @@ from tests.hf_family_strategies import (
     FAMILY_TYPES,
     cpmant_config,
     doge_config,
+    dory_config,
     family_config,
+    hrm_text_config,
     inkling_config,
     modernbert_decoder_config,
     zaya_config,
@@ -1131,6 +1133,8 @@ STRATEGIES["cpmant"] = lambda t: cpmant_config()
 STRATEGIES["doge"] = lambda t: doge_config()
 STRATEGIES["inkling_text"] = lambda t: inkling_config()
 STRATEGIES["zaya"] = lambda t: zaya_config(MIN_WINDOW)
+STRATEGIES["hrm_text"] = lambda t: hrm_text_config()
+STRATEGIES["dory"] = lambda t: dory_config()
 
 
 @st.composite

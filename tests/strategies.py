@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from hypothesis import strategies as st
 
 import calc
 from calc.errors import CalcError
+from calc.spec.loop import LOOP_REFUSED
 
 
 def _divisors(n: int) -> list[int]:
@@ -295,7 +297,20 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
             and draw(st.booleans())):
         # A.X-K2's gated pre-norms
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
-    return _inkling_parts(draw, draw(_zaya_parts(_doge_parts(draw, spec))))
+    att = spec.attention
+    if (att.output_gate and att.output_gate_per == "channel" and not att.output_gate_bias
+            and att.mla is None and draw(st.booleans())):
+        # HRM-Text's gate_proj beside q_proj
+        spec = spec.updated(**{"attention.output_gate_own": True})
+    try:  # nGPT's scale vectors where the model's layers can hold them (Dory's)
+        if draw(st.booleans()):
+            spec = spec.updated(ngpt=True)
+    except calc.CalcError:
+        pass
+    spec = _inkling_parts(draw, draw(_zaya_parts(_doge_parts(draw, spec))))
+    if not any(present(spec) for _, present in LOOP_REFUSED) and draw(st.booleans()):
+        spec = spec.updated(loop=draw(_loops(spec.n_layers)))
+    return spec
 
 
 def _doge_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
@@ -330,7 +345,7 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     if (att.mla is None and not att.experts and not att.differential and not att.kind_shapes
             and att.q_lora_rank is None and att.output_groups is None and not att.output_gate
             and not att.k_eq_v and not att.kv_shared_layers and att.indexer is None
-            and att.compression is None and att.dynamic_mask is None
+            and att.compression is None and att.dynamic_mask is None and not spec.ngpt
             and spec.n_kv_heads * spec.head_dim_qk % 2 == 0
             and draw(st.booleans())):
         spec = spec.updated(**{"attention.cca": {"kernel": draw(st.integers(1, 3)),
@@ -349,7 +364,7 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     if (spec.norm.placement == "pre" and not spec.parallel_block
             and spec.hyper_connections is None and spec.altup is None and spec.laurel is None
             and spec.shared_block is None and spec.per_layer_embeddings is None
-            and spec.cross_attention is None and not spec.mtp_modules
+            and spec.cross_attention is None and not spec.mtp_modules and not spec.ngpt
             and not (spec.moe and spec.moe.shortcut) and draw(st.booleans())):
         spec = spec.updated(residual_scales={key: draw(st.booleans()) for key in (
             "residual_bias", "branch", "embedding")})
@@ -408,6 +423,20 @@ def block_sparse_specs(draw) -> calc.ModelSpec:
         "n_heads": draw(st.sampled_from(_divisors(heads))), "head_dim": draw(st.integers(1, 8)),
         "topk": draw(st.integers(1, 4)), "block_size": draw(st.integers(1, 5)),
         "dense_layers": sorted(dense)}})
+
+
+@st.composite
+def _loops(draw, n_layers: int) -> dict:
+    """Looped layers (calc.spec.loop): the stored layers cut into spans, each run 1 to 3
+    times, the whole schedule once or twice over (HRM-Text's H_cycles), and HRM-Text's
+    initial state, its KV cache a slot per pass or per stored layer."""
+    cuts = sorted(draw(st.sets(st.integers(1, n_layers - 1), max_size=2))) if n_layers > 1 \
+        else []
+    bounds = [0, *cuts, n_layers]
+    runs = [[first, last - 1, draw(st.integers(1, 3))]
+            for first, last in itertools.pairwise(bounds)]
+    return {"runs": runs * draw(st.integers(1, 2)), "init_state": draw(st.booleans()),
+            "cache": draw(st.sampled_from(["pass", "layer"]))}
 
 
 @st.composite
@@ -604,3 +633,26 @@ def inkling_specs(draw, max_width: int = 32, max_layers: int = 4):
         position={"kind": draw(st.sampled_from(["rope", "none"]))},
         residual_conv=draw(st.integers(1, 4)))
     return _inkling_parts(draw, spec)
+
+
+@st.composite
+def ngpt_specs(draw) -> calc.ModelSpec:
+    """nGPT's scale vectors on the layers that hold them (Dory's: attention with a gated dense
+    FFN each): GQA heads, an output gate of its own or none, weightless norms in any
+    placement, looped or not (model_specs draws them beside every other part, rarely)."""
+    kv = draw(st.integers(1, 2))
+    gate = draw(st.booleans())
+    spec = calc.ModelSpec(
+        vocab_size=draw(st.integers(1, 50)), d_model=draw(st.integers(1, 16)),
+        n_layers=draw(st.integers(1, 4)), context_length=64,
+        attention={"n_heads": kv * draw(st.integers(1, 2)), "n_kv_heads": kv,
+                   "head_dim": draw(st.sampled_from([2, 4])), "output_gate": gate,
+                   "output_gate_own": gate and draw(st.booleans()),
+                   "qk_norm": draw(st.sampled_from(["none", "head"]))},
+        ffn={"activation": "swiglu", "d_ff": draw(st.integers(1, 16))},
+        norm={"kind": "rmsnorm", "placement": draw(st.sampled_from(["pre", "sandwich"])),
+              "weights": draw(st.booleans()), "sub_norms": draw(st.booleans())},
+        position={"kind": "rope"}, tie_embeddings=draw(st.booleans()), ngpt=True)
+    if draw(st.booleans()):
+        spec = spec.updated(loop=draw(_loops(spec.n_layers)))
+    return spec

@@ -66,7 +66,8 @@ def test_the_hint_reaches_the_cli(cli):
 
 @pytest.mark.parametrize("model_type, sentence", [
     ("deepseek_v32", "SPARSE_ATTENTION"), ("deepseek_v4", "COMPRESSED_ATTENTION"),
-    ("diffllama", "DIFFERENTIAL_ATTENTION"), ("zamba2", "SHARED_BLOCK"),
+    ("diffllama", "DIFFERENTIAL_ATTENTION"), ("zamba2", "SHARED_BLOCK"), ("hrm_text", "LOOP"),
+    ("dory", "NGPT"),
     ("gemma4_text", "PER_LAYER_EMBEDDINGS"), ("gemma3n_text", "ALTUP_LAUREL"),
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),

@@ -21,7 +21,7 @@ from calc.formulas import finetune as FT
 from calc.formulas import memory as M
 from calc.spec.finetune import QUANTS, FineTune, target_shapes
 from calc.symbols import SYMBOLS
-from tests.draws import examples
+from tests.draws import examples, one_feature
 from tests.strategies import model_specs
 
 DATA = Path(__file__).parent / "data"
@@ -223,6 +223,19 @@ def test_torch_counts_adapters_and_step_flops(name, method, rank, targets):
 @settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(spec=model_specs(), rank=st.integers(1, 4), data=st.data())
 def test_torch_random_specs(spec, rank, data):
+    _check_adapters(spec, rank, data)
+
+
+@one_feature
+@given(spec=model_specs().filter(lambda s: s.loop is not None), rank=st.integers(1, 4),
+       data=st.data())
+def test_torch_random_looped_specs(spec, rank, data):
+    """Looped layers (calc.spec.loop): an adapter once per stored layer, its products once per
+    pass."""
+    _check_adapters(spec, rank, data)
+
+
+def _check_adapters(spec, rank, data):
     pytest.importorskip("torch")
     from calc.verify.finetune import count_finetune
 
@@ -234,7 +247,8 @@ def test_torch_random_specs(spec, rank, data):
                 if (spec.moe is None or t not in ("up", "gate", "down", "experts",
                                                   "shared_expert_gate"))
                 and not (t == "q" and spec.attention.output_gate
-                         and spec.attention.output_gate_per == "channel")]
+                         and spec.attention.output_gate_per == "channel"
+                         and not spec.attention.output_gate_own)]
     assume(possible)  # a drawn spec without one (hypothesis draws another, not a pass)
     targets = data.draw(st.lists(st.sampled_from(possible), min_size=1, unique=True))
     ft = FineTune(method="lora", rank=rank, targets=tuple(targets))

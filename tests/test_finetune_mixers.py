@@ -72,6 +72,10 @@ TARGETS: dict[str, dict[str, str]] = {
     # the Mamba layers beside the shared block (whose targets calc refuses); Zamba's x_proj and
     # dt_proj are per-head nn.Parameters (ZambaMambaMixer), not modules PEFT adapts
     "zamba-7b-v1": {k: MAMBA[k] for k in ("in_proj", "out_proj")},
+    # HRM-Text's two stacks: an adapter on each stored layer's modules once, however many
+    # passes run them; its per-channel output gate is a gate_proj of its own
+    "hrm-text-1b": {**ATTENTION, "g": r"self_attn\.gate_proj$", "up": r"mlp\.up_proj$",
+                    "gate": r"mlp\.gate_proj$", "down": r"mlp\.down_proj$"},
 }
 RANK = 16
 

@@ -112,10 +112,13 @@ def _brute_force_scores(spec: calc.ModelSpec, seq_len: int, causal: bool) -> int
     sliding-window layer, those of its own chunk in a chunked one, the indexer's top-k in a DSA
     layer; each pair costs 2·d_qk and 2·d_v per head of its layer's shape (attention.
     kind_shapes), + 2·d_qk for relative positions (Transformer-XL: (q + v)·W_R r); under
-    differential attention each map weighs values 2·d_v wide (DIFF Transformer)."""
+    differential attention each map weighs values 2·d_v wide (DIFF Transformer). A looped
+    layer (calc.spec.loop) scores once per pass: the stored layers' kinds in the order they
+    run."""
     total = 0
     indexer = spec.attention.indexer
-    for kind in spec.attention_kinds:
+    order = spec.loop.order() if spec.loop is not None else range(spec.n_layers)
+    for kind in (spec.attention_kinds[i] for i in order):
         pairs = 0
         window = spec.attention.sliding_window if kind == "local" else None
         # DSA's top-k on the global layers; dots3's local layers have no indexer

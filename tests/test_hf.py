@@ -90,6 +90,11 @@ UNRELEASED = {
               "ffn_hidden_size), which Zamba2Config does not read: transformers 5.24 builds no "
               "shared block from its 'g' layers; the ported files (Zyphra/Zamba2-2.7B-Instruct-v2) "
               "were found cut off after n_mamba_heads",
+    "dory": "no public copy of a Dory checkpoint's config.json was found with the project's "
+            "code or page search (a public GGUF converter reads another, Megatron-style "
+            "layout); DoryConfig's defaults are counted exactly (the default-config test) and "
+            "random configs against transformers (test_random_dory_configs_match_"
+            "transformers)",
     "cpmant": "no public copy of openbmb/cpm-ant-10b's config.json was found with the "
               "project's code or page search; CpmAntConfig's defaults are that checkpoint's "
               "shape (configuration_cpmant.py), as OpenBMB/CPM-Live's own "
@@ -333,8 +338,7 @@ def test_cli_takes_a_config_json(cli, tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (json.dumps({"model_type": "hrm_text"}),
-     "model_type='hrm_text' needs two recurrent stacks"),
+    (json.dumps({"model_type": "reformer"}), "model_type='reformer' needs LSH and chunked"),
     (json.dumps(config("qwen3-4b", num_key_value_heads=3)), "num_key_value_heads=3 must"),
     (json.dumps(config("mixtral-8x7b-v0.1", num_local_experts=-8)), "num_local_experts=-8"),
     (json.dumps(config("qwen3-30b-a3b", num_experts_per_tok=129)), "must not exceed num_exp"),
@@ -794,6 +798,96 @@ def test_bucketed_bias_refuses_other_head_shapes_in_one_line():
             "with attention.differential")) as error:
         spec.updated(**{"attention.differential": True})
     assert "\n" not in str(error.value)
+
+
+def test_hrm_text_1b_counts_stored_layers_once_and_passes_each_time():
+    """sapientinc/HRM-Text-1B (tests/data): two stacks of 16 layers of width 1,536 (12 MHA
+    heads of 128, a sigmoid gate d → h·d_h, a SwiGLU MLP of 4,096, weightless RMSNorms),
+    H_cycles 2 × (L_cycles 3 low-stack passes + 1 high-stack pass). Parameters: the 32 stored
+    layers once, z_L_init's d beside them; FLOPs: each of the 2 · (3 · 16 + 16) = 128 layer
+    passes; the KV cache: one slot per pass, as transformers' DynamicCache holds
+    num_hidden_layers = 16 · 2 · (3 + 1) = 128 of them."""
+    spec = spec_of("hrm-text-1b")
+    d, n, f, h, w, v = 1536, 16, 4096, 12, 128, 65536
+    assert (spec.n_layers, spec.loop.passes, spec.executed.n_layers) == (2 * n, 128, 128)
+    counts = calc.count_params(spec)
+    c = counts.components
+    layer = 5 * d * h * w + 3 * d * f  # q, k, v, gate, o; gate, up, down
+    assert c["loop/state"] == d and c["norms"] == c["final_norm"] == 0
+    assert counts.total == 2 * v * d + 2 * n * layer + d == 1_182_795_264
+    flops = calc.count_flops(spec, 128, "full")
+    assert flops.components["lm_head"] == 2 * d * v
+    assert flops.components["attention/q"] + flops.components["attention/kv"] \
+        + flops.components["attention/gate"] + flops.components["attention/o"] \
+        + flops.components["mlp"] == 128 * 2 * layer
+    assert flops.components["attention/scores"] == 128 * 2 * 2 * h * w * 128  # QKᵀ, A·V
+    cache = calc.infer(spec, gpu="h100", context=4).inference.kv_cache_bytes_per_token
+    assert cache == 128 * 2 * h * w * 2  # bf16 keys and values in each of the 128 slots
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"loop": {"runs": [[0, 2, 1]]}}, "loop.runs: [0, 2, 1] reaches past the n_layers=2"),
+    ({"loop": {"runs": [[0, 0, 2]]}}, "loop.runs: stored layer 1 never runs"),
+    ({"loop": {"runs": [[1, 0, 2]]}}, "loop.runs: [1, 0, 2] needs 0 <= first <= last"),
+    ({"loop": {"runs": [[0, 1, 0]]}}, "loop.runs: [0, 1, 0] needs passes from 1"),
+    ({"loop": {"runs": [[0, 1, 2]]}, "mtp_modules": 1},
+     "loop: mtp_modules is not defined with looped layers"),
+])
+def test_loop_fields_refuse_in_one_line(update, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_of("qwen3-4b").updated(n_layers=2, **update)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"recurrent_kv_cache_mode": "loop1"}, "recurrent_kv_cache_mode='loop1' must be "
+                                           "'per_loop' or 'last_loop'"),
+    ({"attention_bias": True}, "attention_bias=true biases q, k, v and o but not Dory's"),
+    ({"n_input_layers": 30}, "n_input_layers + n_recurrent_layers + n_output_layers must "
+                             "equal num_hidden_layers=36"),
+])
+def test_dory_refuses_in_one_line(changes, message):
+    with pytest.raises(CalcError, match=re.escape(message)) as error:
+        spec_from_hf_config({"model_type": "dory", **changes})
+    assert "\n" not in str(error.value)
+
+
+def test_dory_default_counts_its_recurrent_layers_once_a_loop():
+    """DoryConfig's defaults: 36 layers of width 2,560 (16 query heads and 4 KV heads of 256,
+    a gate_proj, a SwiGLU MLP of 7,168), the middle 20 run twice: 56 layer passes a token.
+    nGPT's scale vectors count once a stored layer, 0 FLOPs."""
+    spec = spec_from_hf_config({"model_type": "dory"})
+    d, f, h, kv, w, v = 2560, 7168, 16, 4, 256, 131072
+    assert spec.loop.runs == ((0, 7, 1), (8, 27, 2), (28, 35, 1)) and spec.loop.passes == 56
+    c = calc.count_params(spec).components
+    assert c["residual_scales"] == 36 * 2 * d and c["attention/scales"] == 36 * 2 * h * w
+    assert c["mlp/scales"] == 36 * 2 * f and c["lm_head"] == v * d + v
+    flops = calc.count_flops(spec, 8, "full").components
+    assert flops["mlp"] == 56 * 2 * 3 * d * f
+    assert not {"residual_scales", "attention/scales", "mlp/scales"} & set(flops)
+    # the KV cache: 56 slots ('per_loop'), or 36 where only the last loop writes ('last_loop')
+    slot = 2 * kv * w * 2  # bf16 keys and values of the 4 KV heads
+    for mode, slots in (("per_loop", 56), ("last_loop", 36)):
+        looped = spec_from_hf_config({"model_type": "dory", "recurrent_kv_cache_mode": mode})
+        assert calc.count_flops(looped, 8, "full").forward == calc.count_flops(spec, 8,
+                                                                               "full").forward
+        cache = calc.infer(looped, gpu="h100", context=4).inference.kv_cache_bytes_per_token
+        assert cache == slots * slot
+
+
+def test_a_looped_model_refuses_adapter_memory_in_one_line():
+    """An adapter's states are per stored layer, its activations per pass: the memory of LoRA
+    on a looped model is refused; its count and FLOPs are not (tests/test_finetune.py)."""
+    with pytest.raises(CalcError, match=re.escape("finetune: the memory of adapters on a "
+                                                  "looped model")) as error:
+        calc.memory(spec_of("hrm-text-1b"), gpu="h100", finetune="lora")
+    assert "\n" not in str(error.value)
+
+
+def test_a_looped_model_refuses_pipeline_stages_in_one_line():
+    with pytest.raises(CalcError, match=re.escape("pp=2: pipeline stages of a looped model")):
+        calc.estimate(spec_of("hrm-text-1b"), tokens=1e9, gpu="h100", gpus=2, pp=2,
+                      global_batch=8)
 
 
 def test_xlstm_reads_mlstm_blocks():

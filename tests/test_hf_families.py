@@ -372,7 +372,7 @@ BAD = [
     ({"model_type": "hy_v4", "hc_mult": 0}, "hc_mult=0 must be a whole number >= 1"),
     ({"model_type": "nemotron_nas"},
      "model_type='nemotron_nas' is not supported (closest supported: nemotron, nemotron_h)"),
-    ({"model_type": "hrm_text"}, "'hrm_text' needs two recurrent stacks"),
+    ({"model_type": "hrm_text", "L_cycles": 0}, "L_cycles=0 must be a whole number >= 1"),
     ({"model_type": "minimax_m3_vl_text", "num_hidden_layers": 2,
       "layer_types": ["full_attention", "minimax_m3_sparse"], "index_local_blocks": 0},
      "index_local_blocks=0: calc counts MiniMax-M3's block selection where the query's own"),

@@ -698,6 +698,25 @@ def test_inkling_wrapper_counts_its_language_model():
     assert calc.count_params(wrapped).total == hf_reference.count(text, 4).params
 
 
+# ---- looped layers (calc.spec.loop): HRM-Text's stacks, Dory's nGPT --------------------------
+@pytest.mark.parametrize("model_type", ["hrm_text", "dory"])
+@one_feature
+@given(data=st.data())
+def test_random_looped_configs_match_transformers(model_type, data):
+    """Stored layers' weights once, their products once per pass, against transformers:
+    HRM-Text's two stacks (and z_L_init, d frozen values) over H_cycles × (L_cycles + 1) stack
+    passes; Dory's input, recurrent and output sections (the released layout's attention and
+    mlp blocks halved, either cache mode) with nGPT's scale vectors (lambda_1, lambda_2, sqk,
+    s_gate, suv_gate, suv_up, logit_scale); and back through the type's own writer (no other
+    writer holds a loop)."""
+    config = {"model_type": model_type, **_NO_TOKENS,
+              "vocab_size": data.draw(st.integers(1, 50)),
+              **data.draw(STRATEGIES[model_type](model_type))}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, model_type), MIN_WINDOW)
+
+
 # ---- a norm over each MoE block's output (A.X-K1) ----------------------------------------------
 def test_axk1_default_is_the_model_cards_size():
     """AXK1Config's defaults (A.X-K1's shape: 61 layers, the first dense, 192 routed experts and

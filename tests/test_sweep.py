@@ -97,8 +97,9 @@ def test_structures_equal_estimate(name, axes, dropped):
 @given(specs=st.lists(model_specs(), min_size=1, max_size=6),
        attention=st.sampled_from(["causal", "full"]))
 def test_explicit_list_of_mixed_specs(specs, attention):
-    """Every structure indicator varying at once: one traced polynomial per output."""
-    specs = [s.updated(name=f"m{i}") for i, s in enumerate(specs)]
+    """Every structure indicator varying at once: one traced polynomial per output (a looped
+    spec's loop dropped: a sweep refuses it, test_a_sweep_refuses_looped_layers_in_one_line)."""
+    specs = [s.updated(name=f"m{i}", loop=None) for i, s in enumerate(specs)]
     result = sweep(specs, attention=attention)
     assert len(result) == len(specs)
     for index, spec in enumerate(specs):
@@ -108,6 +109,17 @@ def test_explicit_list_of_mixed_specs(specs, attention):
             counts.total, counts.non_embedding, counts.active)
         assert row["flops_attention_seq"] == flops.attention_per_sequence
         assert row["flops_forward"] == flops.forward and row["model"] == spec.name
+
+
+def test_a_sweep_refuses_looped_layers_in_one_line():
+    """Parameters count a looped model's stored layers and FLOPs its passes (calc.spec.loop):
+    one row of symbols cannot hold both."""
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config({"model_type": "hrm_text", "num_hidden_layers": 2})
+    with pytest.raises(calc.CalcError, match="runs stored layers more than once") as error:
+        sweep([spec])
+    assert "\n" not in str(error.value)
 
 
 def test_zip_equals_grid():

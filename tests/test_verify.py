@@ -13,7 +13,12 @@ import calc  # noqa: E402
 from calc.reports.verify import verify  # noqa: E402
 from tests.draws import examples, one_feature  # noqa: E402
 from tests.hf_family_strategies import doge_config  # noqa: E402
-from tests.strategies import inkling_specs, model_specs, shared_block_specs  # noqa: E402
+from tests.strategies import (  # noqa: E402
+    inkling_specs,
+    model_specs,
+    ngpt_specs,
+    shared_block_specs,
+)
 
 
 @pytest.mark.parametrize("name", calc.list_presets())
@@ -141,6 +146,31 @@ def test_random_specs_with_zaya_parts_verify_exactly(spec, seq_len, device):
 def test_random_specs_with_a_bucketed_bias_verify_exactly(spec, seq_len, device):
     """CPM-Ant's score bias (one table of buckets + segments² rows × heads, looked up and
     added: 0 FLOPs) and its segment table, beside any other part."""
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
+@given(spec=model_specs().filter(lambda s: s.loop is not None), seq_len=st.integers(1, 12),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_looped_layers_verify_exactly(spec, seq_len, device):
+    """Looped layers (calc.spec.loop): parameters once per stored layer (HRM-Text's initial
+    state with them), FLOPs once per executed pass, the reference model running the runs in
+    order, beside any other part."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@one_feature
+@given(spec=ngpt_specs(), seq_len=st.integers(1, 12),
+       device=st.sampled_from(["meta", "cpu"]))
+def test_random_specs_with_ngpt_scales_verify_exactly(spec, seq_len, device):
+    """nGPT's scale vectors (Dory): parameters per layer, attention layer, FFN and head row,
+    0 FLOPs, beside any other part (looped layers among them)."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
     report = verify(spec, seq_len, device=device)
     assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
 

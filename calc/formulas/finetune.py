@@ -83,6 +83,7 @@ from calc.symbols import (
     i_gate,
     i_gh,
     i_glu,
+    i_go,
     i_head,
     i_hf,
     i_img,
@@ -169,7 +170,8 @@ def _kv_matrices(sides: sympy.Expr, on: sympy.Expr = sympy.S.One
 TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]] = {
     # q, k, v: attention's, then the mLSTM's (xLSTMLayer's q, k, v: PEFT's names select both),
     # then the cross-attention layers' (MllamaTextCrossAttention's q_proj, k_proj, v_proj, o_proj)
-    "q": (*_attention_matrices(d + h * d_qk + i_gate * (1 - i_gh) * (1 - b_gh) * h * d_v),
+    "q": (*_attention_matrices(d + h * d_qk
+                               + i_gate * (1 - i_gh) * (1 - b_gh) * (1 - i_go) * h * d_v),
           (L_ml, d + H_ml * d_mk, L_ml), (L_xa, d + h * d_qk, i_img * L_xa)),
     "k": (*_kv_matrices(d + h_kv * d_qk), (L_ml, d + H_ml * d_mk, L_ml),
           (L_xa, d + h_kv * d_qk, sympy.S.Zero)),
@@ -177,8 +179,9 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
           (L_xa, d + h_kv * d_v, sympy.S.Zero)),
     "o": (*_attention_matrices(h * d_v + d), (L_xa, h * d_v + d, i_img * L_xa)),
     # the output gate's own projection: the per-head g_proj d → h (LFM3, Laguna), and Beam's
-    # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head)
-    "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * b_gh),
+    # gate_proj d → h·d_v beside q_proj (the gate with a bias per head, b_gate,head), and
+    # HRM-Text's gate_proj d → h·d_v (attention.output_gate_own, 1_gate-own)
+    "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * (b_gh + i_go)),
     # Inkling's r_proj d → h·d_rel (attention.relative_logits)
     "r": _attention_matrices(d + h * d_rl),
     "up": FFN_MATRICES,

@@ -54,6 +54,10 @@ counts at every depth it runs at, whatever weights the depths share: W_Q, W_K an
 2d-wide [hidden, embedding], W_O and the FFN as an attention layer's, each depth's projection
 d → d and its adapters (shared_block/*), and QKᵀ and A·V over every key the query sees, as a
 global layer's (attention/scores). Parameters count each weight set once (calc.formulas.params).
+Looped layers (HRM-Text; calc.spec.loop.LoopSpec) count every pass: calc.evaluate reads these
+formulas for the executed spec, the stored layers unrolled in the order loop.runs runs them, so
+L and each layer count are the passes; parameters count the stored layers once. The additions
+that feed one stream into the other count 0, as norms.
 Per-layer embeddings (Gemma 3n, Gemma 4; calc.spec.layers.PerLayerEmbeddingsSpec) count as any
 token embedding's lookup, 0 for the table, and 2·d·L·p for the projection of the embedding to
 the L layers' vectors, 2·2·d·p per layer for each layer's gate and projection; the gate's

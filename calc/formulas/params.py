@@ -106,11 +106,13 @@ from calc.symbols import (
     i_le,
     i_lg,
     i_lr,
+    i_ls,
     i_mla,
     i_mn,
     i_moa,
     i_moe,
     i_n0,
+    i_ng,
     i_norm_emb,
     i_norm_final,
     i_og,
@@ -353,6 +355,9 @@ ATTENTION: dict[str, sympy.Expr] = {
     "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
     + i_dm * h_kv + b_dm * h_kv,
     "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
+    # nGPT (modular_dory.py, DoryAttention): sqk, a scale per query channel, and s_gate, a
+    # scale per output-gate value
+    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH),
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -361,10 +366,11 @@ KV_OWN: dict[str, sympy.Expr] = {"attention/kv": ATTENTION_KV, "attention/qk_nor
 KV_OWN_WEIGHTS = {"attention/kv": ATTENTION_WEIGHTS["attention/kv"]}
 # Active per token: the h/h_kv attention experts it is routed to.
 ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.items()}
-NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS}  # every layer's, × L
 # Inkling's residual short convolutions on the attention and FFN outputs (InklingDecoderLayer's
 # attn_sconv and mlp_sconv: depthwise over d, kernel k, no bias), every layer's.
 RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
+# every layer's, × L; nGPT's residual rates (DoryDecoderLayer's lambda_1, lambda_2: d each)
+NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS, "residual_scales": i_ng * 2 * d}
 # One Transformer layer without its FFN: attention and the layer's norms.
 PER_LAYER: dict[str, sympy.Expr] = {**ATTENTION, **NORMS}
 
@@ -379,6 +385,8 @@ DENSE_FFN: dict[str, sympy.Expr] = {
     "mlp/sub_norm": i_sub * NORM * d_ff,
     # Inkling (InklingMLP.global_scale): one learned scalar on the dense FFN's output
     "mlp/scale": i_fos,
+    # nGPT (DoryMLP): suv_gate and suv_up, a scale per gate and up output
+    "mlp/scales": i_ng * (1 + i_glu) * d_ff,
 }
 
 
@@ -439,6 +447,10 @@ ONCE: dict[str, sympy.Expr] = {
     # CPM-Ant (modeling_cpmant.py, CpmAntModel.segment_embedding): a table of segment_types
     # rows whose row for each token's segment joins its token embedding
     "embedding/segment": V_seg * d,
+    # a looped model's initial state (calc.spec.loop.LoopSpec.init_state; modeling_hrm_text.py
+    # HrmTextModel.z_L_init, nn.Parameter(torch.zeros(d), requires_grad=False)): frozen, but a
+    # parameter torch's numel and transformers' num_parameters() count
+    "loop/state": i_ls * d,
     # a bucketed score bias (position.kind 'bucketed'): one table for the model, a value per
     # head for each relative-position bucket and each segment pair (CPM-Ant's
     # CpmAntSegmentPositionEmbedding: segment_types² + position_bias_num_buckets rows × heads)
@@ -458,7 +470,7 @@ ONCE: dict[str, sympy.Expr] = {
     # W_U ∈ R^{d×V_o}; a tied W_U = Eᵀ counts once (and has V_o = V rows, calc.spec.model). V_o
     # < V where the head scores only the first V_o tokens (modeling_apertus1p5.py: lm_head of
     # output_vocab_size rows beside an embedding of vocab_size)
-    "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o,
+    "lm_head": (1 - i_tied) * V_o * d_emb + b_lm * V_o + i_ng * V_o,  # nGPT's logit_scale
     # ModernBERT decoder (modeling_modernbert_decoder.py, ModernBertDecoderPredictionHead):
     # dense Linear(d, d, bias=classifier_bias), an activation and a norm of the model's kind,
     # between the final norm and the LM head
@@ -634,7 +646,10 @@ def components(per_moe_layer: dict[str, sympy.Expr] = MOE_FFN,
     # DeepSeek-V4's compressors and CSA indexers, summed over their layers already; the CSA
     # indexer is attention/indexer as DSA's is
     totals["attention/compressor"] = COMPRESSION["attention/compressor"]
-    parts = {key: count * expr for count, part in PARTS[1:-1] for key, expr in part.items()}
+    parts: dict[str, sympy.Expr] = {}
+    for count, part in PARTS[1:-1]:  # a key in two parts (residual_scales: nGPT's, ZAYA1's) sums
+        for key, expr in part.items():
+            parts[key] = parts.get(key, 0) + count * expr
     parts["attention/indexer"] += COMPRESSION["attention/indexer"]
     out = {
         **totals,

@@ -55,6 +55,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
         "attention.output_gate_bias": att.output_gate_bias,
+        "attention.output_gate_own": att.output_gate_own,
         "attention.kind_shapes": {kind: (*spec.heads_of(kind), spec.sinks_of(kind),
                                          (own := spec.for_kind(kind).attention.mla)
                                          and own.model_dump())
@@ -104,6 +105,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
             spec.per_layer_embeddings.vocab_size or spec.vocab_size),
         "altup": spec.altup, "laurel": spec.laurel,
         "attention.cca": att.cca, "residual_scales": spec.residual_scales,
+        # the layers as they run, however the runs are cut (a span once = two halves once)
+        "loop": spec.loop and (spec.loop.order(), spec.loop.init_state, spec.loop.cache),
+        "ngpt": spec.ngpt,
     }
 
 

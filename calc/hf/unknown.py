@@ -27,11 +27,6 @@ NEEDS = {
     # per_layer_embeddings (a table slice and an embedding projection through a gate)
     "qwen4_exp_text": "sparse attention whose QSA indexer selects the keys, n-gram embeddings "
                       "and per-layer n-gram embeddings keyed per residual stream",
-    # layers reused or iterated, or residual streams the spec's one pass cannot hold
-    "dory": "looped layers (n_recurrent_loops passes through the same layers) and nGPT's "
-            "normalised residual updates with learned scale vectors",
-    "hrm_text": "two recurrent stacks (HRM's high- and low-level modules) run several times "
-                "per token",
     # attention and residual parts the spec lacks
     # modeling_inkling2.py (transformers 5.24.0): Inkling2BlockAttentionResidual mixes the
     # states of earlier blocks of n_layers_per_attn_res_block layers into each layer's
@@ -52,14 +47,16 @@ NEEDS = {
                      "(weight_proj), attention sinks projected from the token (sink_proj d → "
                      "h) and a learned scale on the relative states (h × d_rel)",
     # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
-    # loop_layer_index_end run loop_num_passes times per token, each later pass fed the
-    # previous pass's blocks through Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank,
-    # two gates back to d) and learned message queries.
+    # loop_layer_index_end run loop_num_passes times per token (a cache slot per pass): that
+    # schedule is loop.runs [[0, s-1, 1], [s, e-1, passes], [e, L-1, 1]] (calc.spec.loop).
+    # Each later pass is fed the previous pass's blocks through Inkling2LoopMessageGate
+    # (down_proj 2d → loop_gate_rank, forget_gate_proj and message_gate_proj back to d) and
+    # Inkling2LoopMessageAttentionResidual's learned queries (4 per loop layer).
     "inkling2_loop_text": "inkling2_text's parts (attention residuals over blocks of layers, "
                           "per-token convolution taps, token-projected sinks, the relative "
-                          "states' scale) and looped layers "
-                          "(loop_layer_index_start to loop_layer_index_end run "
-                          "loop_num_passes times per token, joined by message gates)",
+                          "states' scale) and the message gates between its loop's passes "
+                          "(Inkling2LoopMessageGate 2d → loop_gate_rank → d, learned message "
+                          "queries)",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "

@@ -115,9 +115,10 @@ def tensor_parallel_seconds(spec: ModelSpec, gpu: GPU, gpus: int, tokens: int,
     platform = get_system(system) if system else system_for_gpu(gpu.name)
     link = network_for(platform, load_constants().network).link(1, gpus)
     seconds = 0.0
+    passes = spec.executed.n_layers  # a looped layer reduces once a pass (calc.spec.loop)
     for per_layer, width in tp_reductions(spec):
         size = tokens * width * ACTIVATION_BYTES
-        seconds += per_layer * spec.n_layers * all_reduce(size, gpus, link)
+        seconds += per_layer * passes * all_reduce(size, gpus, link)
     return seconds, link.name
 
 
@@ -150,7 +151,8 @@ def roofline(spec: ModelSpec, device: GPU, opts: InferenceWorkload,
     counts = count_params(spec)
     flops = count_flops(spec, opts.context, "causal")
     base = {
-        **symbol_values(spec), "N": counts.total, "N_e": counts.components["moe/experts"],
+        # a looped model's cache: a slot per pass, or per stored layer (calc.spec.loop)
+        **symbol_values(spec.cached), "N": counts.total, "N_e": counts.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
         "K": opts.gpus, **kv_heads_per_gpu(spec, opts.gpus),
         "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,

@@ -265,9 +265,10 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
     """The convention sentences of the parts `spec` has beyond attention and FFNs: DSA's
     indexer or MiniMax-M3's block-sparse one, DeepSeek-V4's compressed layers, differential
     attention, Doge's dynamic mask and product-key experts, Inkling's relative bias and
-    residual convolutions, ZAYA1's CCA and MLP router, residual scales, a shared block,
-    per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention layers, and the scans
-    (Mamba, gated DeltaNet, short convolutions and the other recurrent mixers)."""
+    residual convolutions, ZAYA1's CCA and MLP router, residual scales, a shared block, looped
+    layers, nGPT's scales, per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention
+    layers, and the scans (Mamba, gated DeltaNet, short convolutions and the other recurrent
+    mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None and att.mla is not None, counting.SPARSE_ATTENTION),
              (att.indexer is not None and att.mla is None, counting.BLOCK_SPARSE_ATTENTION),
@@ -279,6 +280,8 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (att.relative_logits is not None, counting.RELATIVE_LOGITS),
              (spec.residual_conv is not None, counting.RESIDUAL_CONVS),
              (spec.shared_block is not None, counting.SHARED_BLOCK),
+             (spec.loop is not None, counting.LOOP),
+             (spec.ngpt, counting.NGPT),
              (spec.per_layer_embeddings is not None, counting.PER_LAYER_EMBEDDINGS),
              (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
              (spec.cross_attention is not None, counting.CROSS_ATTENTION),

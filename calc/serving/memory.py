@@ -132,6 +132,7 @@ def replica_memory(spec: ModelSpec, terms: ModelTerms, replica: Replica, dtype: 
     params = count_params(spec)
     small = (params.components.get("norms", 0) + params.components.get("final_norm", 0)) \
         * ACTIVATION_BYTES * share
+    spec = spec.cached  # a looped model's cache slots (calc.spec.loop); weights above
     counts = spec.layer_counts
     kv = _compiled_kv(spec, tp, kv_dtype)
     att = spec.attention

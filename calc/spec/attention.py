@@ -280,6 +280,13 @@ class AttentionSpec(Frozen):
                     "sigmoid and broadcast over the head's gate values, and its W_G a "
                     "projection of its own without bias (Beam: gate_proj d × h·d_v beside "
                     "q_proj, gate_bias of n_heads values); needs output_gate")
+    output_gate_own: bool = Field(
+        False,
+        description="the per-channel output gate is a projection of its own, gate_proj d × "
+                    "h·d_v with the queries' bias, beside q_proj (HRM-Text) rather than a part "
+                    "of W_Q (Qwen3-Next): the same parameters and FLOPs; LoRA's g target "
+                    "adapts it and q does not; needs output_gate per channel without "
+                    "output_gate_bias")
     differential: bool = Field(
         False,
         description="differential attention (Ye et al. 2024, DIFF Transformer; transformers' "
@@ -373,6 +380,10 @@ class AttentionSpec(Frozen):
                              "every layer's W_O already has its bias")
         if self.output_gate_bias and not self.output_gate:
             raise ValueError("attention.output_gate_bias=true needs attention.output_gate=true")
+        if self.output_gate_own and (not self.output_gate or self.output_gate_per != "channel"
+                                     or self.output_gate_bias or self.mla is not None):
+            raise ValueError("attention.output_gate_own=true needs attention.output_gate=true "
+                             "per channel, without output_gate_bias or mla")
         if self.output_gate_per == "head" and not self.output_gate:
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:

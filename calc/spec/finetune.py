@@ -346,7 +346,8 @@ def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
     """The attention targets' matrices of one attention layer of `spec`'s head shapes."""
     d, h, h_kv = spec.d_model, spec.attention.n_heads, spec.n_kv_heads
     att = spec.attention
-    own_gate = att.output_gate and (att.output_gate_per == "head" or att.output_gate_bias)
+    own_gate = att.output_gate and (att.output_gate_per == "head" or att.output_gate_bias
+                                    or att.output_gate_own)
     shapes: dict[str, TargetShape] = {}
     if spec.attention.mla is None:  # MLA has q_a/q_b/kv_a/kv_b projections instead
         # a per-channel output gate is projected in q_proj (Qwen3-Next); a per-head one is
@@ -427,12 +428,14 @@ def target_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
 
 def _lacks(spec: ModelSpec, target: str) -> str:
     """Why `spec` has no `target` projection."""
-    if target == "g" and not (spec.attention.output_gate and (
-            spec.attention.output_gate_per == "head" or spec.attention.output_gate_bias)):
-        return "its attention has no output gate of its own (g_proj, Beam's gate_proj)"
-    if target == "r" and spec.attention.relative_logits is None:
+    att = spec.attention
+    if target == "g" and not (att.output_gate and (
+            att.output_gate_per == "head" or att.output_gate_bias or att.output_gate_own)):
+        return ("its attention has no output gate of its own (g_proj, Beam's and HRM-Text's "
+                "gate_proj)")
+    if target == "r" and att.relative_logits is None:
         return "its attention has no relative bias projected per token (r_proj)"
-    if target == "v" and spec.attention.cca is not None:
+    if target == "v" and att.cca is not None:
         return ("its values are CCA's v_proj_current and v_proj_delayed, which PEFT's v_proj "
                 "does not select")
     if target in ("k", "v") and spec.attention.kv_shared_layers == spec.n_layers:

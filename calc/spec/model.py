@@ -50,6 +50,7 @@ from calc.spec.layers import (
     ShortConvSpec,
     repeat,
 )
+from calc.spec.loop import LoopSpec, check_loop, executed
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
 from calc.spec.residual import ResidualScalesSpec
@@ -231,6 +232,18 @@ class ModelSpec(Frozen):
                           "sublayer's output; optionally a scale and bias on the embedding "
                           "(Doge's input_residual; ZAYA1's ZayaResidualScaling)")
 
+    ngpt: bool = Field(
+        False, description="nGPT's learned scale vectors (Loshchilov et al. 2024, arXiv "
+                           "2410.01131; Dory): per layer two residual rates of d, per "
+                           "attention layer a query scale h·d_qk and an output-gate scale "
+                           "h·d_v, per FFN scales on its gate and up outputs (2·d_ff), a "
+                           "logit scale per head row; elementwise: 0 FLOPs")
+    loop: LoopSpec | None = Field(
+        None, description="stored layers run more than once per token, in runs [first, last, "
+                          "passes] (HRM-Text's stacks, Dory's recurrent section): parameters "
+                          "count each stored layer once, FLOPs, activations and the KV cache "
+                          "each pass")
+
     @model_validator(mode="wrap")
     @classmethod
     def _checked(cls, data: Any, handler: ModelWrapValidatorHandler[ModelSpec]) -> ModelSpec:
@@ -344,6 +357,10 @@ class ModelSpec(Frozen):
             raise ValueError("moe.router_mlp carries the router's state from each layer to the "
                              "next: every layer's FFN must be an MoE (layers.ffn_pattern), "
                              "without mtp_modules")
+        if self.loop is not None:
+            check_loop(self)
+        if self.ngpt:
+            self._check_ngpt()
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
@@ -363,10 +380,28 @@ class ModelSpec(Frozen):
                else "cross_attention" if self.cross_attention is not None
                else f"mtp_modules={self.mtp_modules}" if self.mtp_modules
                else "moe.shortcut" if self.moe is not None and self.moe.shortcut
+               else "ngpt" if self.ngpt
                else None)
         if why is not None:
             raise ValueError(f"residual_scales is not allowed with {why}: calc holds the scales "
                              f"at the two residual adds of a sequential pre-norm layer")
+
+    def _check_ngpt(self) -> None:
+        """nGPT's scales as Dory holds them: attention layers with a gated dense FFN each."""
+        ffn, att = self.ffn, self.attention
+        why = ("every layer's mixer must be attention" if set(self.mixer_kinds) != {"attention"}
+               else "every layer's FFN must be dense" if set(self.ffn_kinds) != {"dense"}
+               else "ffn must be gated" if ffn is None or not ffn.gated
+               else "attention.mla" if att.mla is not None
+               else "attention.experts" if att.experts is not None
+               else "attention.kind_shapes" if att.kind_shapes
+               else "attention.output_gate_per='head'" if att.output_gate_per == "head"
+               and att.output_gate
+               else "mtp_modules" if self.mtp_modules
+               else "shared_block" if self.shared_block is not None else None)
+        if why is not None:
+            raise ValueError(f"ngpt: {why} (nGPT's scales sit on attention layers with a "
+                             f"gated dense FFN)")
 
     def _check_bucketed(self) -> None:
         """A bucketed bias has one value per head of the model's attention for each row, and
@@ -847,6 +882,17 @@ class ModelSpec(Frozen):
                                "attention.sinks": self.sinks_of(kind),
                                "attention.kind_shapes": {},
                                "attention.k_eq_v": self.keys_are_values(kind)})
+
+    @cached_property
+    def executed(self) -> ModelSpec:
+        """The layers as they run (calc.spec.loop.executed): itself without a loop."""
+        return self if self.loop is None else executed(self)
+
+    @property
+    def cached(self) -> ModelSpec:
+        """The layers whose keys and values the KV cache holds: the executed ones, or the stored
+        ones where a loop keeps one slot a stored layer (loop.cache 'layer')."""
+        return self if self.loop is not None and self.loop.cache == "layer" else self.executed
 
     @property
     def position_table(self) -> int:

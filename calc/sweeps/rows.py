@@ -64,6 +64,11 @@ def row_symbols(presets: list[Preset], rows: dict[str, Any], axes: dict[str, np.
              ) -> tuple[dict[str, Any], Any, dict[str, Any]]:
     """Every formula symbol in every row, the rows a spec allows, and why others are not."""
     specs = [p.spec for p in presets]
+    looped = next((spec for spec in specs if spec.loop is not None), None)
+    if looped is not None:
+        raise CalcError(f"sweep: {looped.name} runs stored layers more than once (loop): its "
+                        f"parameters count the stored layers and its FLOPs the passes, which "
+                        f"one row of symbols cannot hold; count it with the estimate")
     bases = [symbol_values(spec) for spec in specs]
     model = rows["model"]
     s = {name: _per_model([b[name] for b in bases], model) for name in bases[0]}

@@ -119,17 +119,13 @@ def _attention_matmuls(spec: ModelSpec, flops: dict[str, float], layers: int
     return matmuls
 
 
-def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
-    """Every operator of `spec` at sequence length `seq_len`, from calc's exact counts."""
-    causal = count_flops(spec, seq_len, "causal")
-    full = count_flops(spec, seq_len, "full")
-    flops, params = causal.components, count_params(spec)
-    att, moe, d, layers = spec.attention, spec.moe, spec.d_model, spec.n_layers
-    h, kv, d_qk, d_v = att.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
+def _matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
+    """The products of `spec`'s layers and once-per-token parts (the LM head apart), with
+    `flops` the forward FLOPs per token by component."""
+    att, moe, d = spec.attention, spec.moe, spec.d_model
+    kv, d_v = spec.n_kv_heads, spec.head_dim_v
     counts = spec.layer_counts
     n_att, dense, n_moe = counts["attention"], counts["dense"], counts["moe"]
-    kind, own = spec.shaped_kind, spec.shaped_layers
-    _, kind_kv, kind_d_qk, kind_d_v = spec.heads_of(kind or "")
     matmuls = [
         *_attention_matmuls(spec, flops, n_att),
         # JetMoE's attention-expert router, replicated like an MoE router
@@ -190,6 +186,27 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         if moe.n_shared_experts:
             matmuls += _ffn("moe/shared", flops["moe/shared"],
                             moe.n_shared_experts * moe.shared_width, d, gated, n_moe)
+    return matmuls
+
+
+def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
+    """Every operator of `spec` at sequence length `seq_len`, from calc's exact counts. A
+    looped model's operators are its executed layers' (calc.spec.loop: each pass reads its
+    layer's weights again), its parameters the stored layers' (layer_params)."""
+    params = count_params(spec)
+    stored, spec = spec, spec.executed
+    causal = count_flops(spec, seq_len, "causal")
+    full = count_flops(spec, seq_len, "full")
+    flops = causal.components
+    att, moe, d, layers = spec.attention, spec.moe, spec.d_model, spec.n_layers
+    h, kv, d_qk, d_v = att.n_heads, spec.n_kv_heads, spec.head_dim_qk, spec.head_dim_v
+    n_moe = spec.layer_counts["moe"]
+    own = spec.shaped_layers
+    _, kind_kv, kind_d_qk, kind_d_v = spec.heads_of(spec.shaped_kind or "")
+    matmuls = _matmuls(spec, flops)
+    if stored is not spec:  # a looped model holds its stored layers' weights, read each pass
+        matmuls = [dataclasses.replace(op, weight_sets=held.stored_layers)
+                   for op, held in zip(matmuls, _matmuls(stored, flops), strict=True)]
     expert_params = params.components.get("moe/experts", 0)
     embedding = params.embedding
     return ModelTerms(

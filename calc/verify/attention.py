@@ -32,6 +32,7 @@ from calc.verify.parts import (
     linear,
     make_norm,
     rope,
+    scales,
     sinusoids,
     tag,
 )
@@ -214,6 +215,10 @@ class Attention(nn.Module):
         self.gate_bias = (tag(GateBias(self.h), "attention/gate") if att.output_gate_bias
                           else None)
         self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
+        self.scales = (scales("attention/scales", query=self.h * self.d_qk,
+                              **({"gate": spec.output_gate_width} if att.output_gate else {}))
+                       if spec.ngpt else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
         self.dynamic = (tag(DynamicMask(self.h_kv, self.d_v, att.dynamic_mask.bias,

@@ -91,7 +91,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     if spec.moe is not None and targets & {"up", "gate", "down", "experts",
                                            "shared_expert_gate"}:
         raise NotImplementedError("adapters on stacked expert weights are not built here")
-    fused_gate = spec.attention.output_gate and spec.attention.output_gate_per == "channel"
+    att = spec.attention
+    fused_gate = (att.output_gate and att.output_gate_per == "channel"
+                  and not (att.output_gate_own or att.output_gate_bias))
     if fused_gate and "q" in targets:
         raise NotImplementedError("transformers fuses the output gate into q_proj; the "
                                   "reference model keeps it apart")
@@ -114,7 +116,7 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.kv = _adapt(module.kv, kv_widths, on, r)
             if "o" in targets:
                 module.o = _adapt(module.o, [module.o.out_features], [True], r)
-            if "g" in targets:  # the per-head gate's own g_proj
+            if "g" in targets:  # a gate's own projection (g_proj, gate_proj)
                 module.gate = _adapt(module.gate, [module.gate.out_features], [True], r)
             if "dt_proj" in targets and module.dynamic is not None:  # Doge's dynamic mask
                 dt = module.dynamic.dt_proj

@@ -42,6 +42,7 @@ from calc.verify.parts import (
     activation,
     linear,
     make_norm,
+    scales,
     sinusoids,
     tag,
 )
@@ -63,6 +64,9 @@ class FeedForward(nn.Module):
         self.gate = linear(d, width, ffn.bias, up) if ffn.gated else None
         self.sub_norm = (make_norm(spec.norm, width, "mlp/sub_norm")
                          if spec.norm.sub_norms and up == "mlp/up" else None)
+        # nGPT (DoryMLP): suv_gate and suv_up
+        self.scales = (scales("mlp/scales", gate=width, up=width)
+                       if spec.ngpt and up == "mlp/up" else None)
         self.down = linear(width, d, ffn.bias, down)
         # Inkling's InklingMLP.global_scale on a dense FFN's output
         self.scale = (tag(LearnedValues(1), "mlp/scale") if ffn.output_scale and up == "mlp/up"
@@ -416,6 +420,9 @@ class Block(nn.Module):
                          if spec.residual_scales is not None else None)
         self.norms = nn.ModuleList(make_norm(spec.norm, spec.d_model, "norms")
                                    for _ in range(spec.norms_per_layer))
+        # nGPT (DoryDecoderLayer): lambda_1 and lambda_2, the residual's rates
+        self.residual_scales = (scales("residual_scales", attention=spec.d_model,
+                                       ffn=spec.d_model) if spec.ngpt else None)
         if not mixer_norm:  # ModernBERT decoder's layer 0: attn_norm is nn.Identity
             self.norms[0] = nn.Identity()
         rank = spec.norm.gate_rank
@@ -574,6 +581,8 @@ class LMHead(nn.Module):
         self.weight = (None if spec.tie_embeddings
                        else nn.Parameter(torch.empty(v, d).uniform_(-d**-0.5, d**-0.5)))
         self.bias = nn.Parameter(torch.zeros(v)) if spec.lm_head_bias else None
+        # nGPT (DoryLMHead): logit_scale, one per row
+        self.logit_scale = nn.Parameter(torch.ones(v)) if spec.ngpt else None
 
         # a centroid head (Gemma4AssistantMaskedEmbedder): centroids d → C, then the rows of
         # the top k clusters (V/C consecutive rows each here; transformers' token_ordering
@@ -705,6 +714,12 @@ class ReferenceModel(nn.Module):
             self.post_projection = linear(d, width, False, "drafter/projections")
         self.lm_head = LMHead(spec)
         self.mtp = nn.ModuleList(MultiTokenPrediction(spec) for _ in range(spec.mtp_modules))
+        # a looped model's stored layers run in its schedule (calc.spec.loop), and HRM-Text's
+        # initial state of the low-level stream, a frozen parameter (HrmTextModel.z_L_init)
+        self.order = spec.loop.order() if spec.loop is not None else tuple(range(spec.n_layers))
+        self.init_state = (tag(nn.ParameterDict({"state": nn.Parameter(
+            torch.zeros(d), requires_grad=False)}), "loop/state")
+            if spec.loop is not None and spec.loop.init_state else None)
         self.running: tuple[int, ...] | None = None  # the layers forward runs; None: all
 
     def layer_groups(self) -> dict[int, int]:
@@ -713,8 +728,8 @@ class ReferenceModel(nn.Module):
         operators on inputs of one shape (calc.verify.count counts one of them)."""
         first: dict[tuple[str, str, str], int] = {}
         groups: dict[int, int] = {}
-        for index, layer in enumerate(self.layers):
-            head = first.setdefault(layer.structure, index)
+        for index in self.order:  # a looped layer once per pass
+            head = first.setdefault(self.layers[index].structure, index)
             groups[head] = groups.get(head, 0) + 1
         return groups
 
@@ -758,7 +773,7 @@ class ReferenceModel(nn.Module):
             x = self.altup.expand(x)
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         router_state = None  # ZAYA1: the router state each layer hands the next
-        for index in range(len(self.layers)) if self.running is None else self.running:
+        for index in self.order if self.running is None else self.running:
             layer = self.layers[index]
             j = self.depth_of.get(index)
             extra = (None if j is None else self.shared_blocks[j % len(self.shared_blocks)]

@@ -56,6 +56,13 @@ def tag(module: nn.Module, component: str) -> nn.Module:
     return module
 
 
+def scales(component: str, **widths: int) -> nn.Module:
+    """Learned scale vectors of the given widths (nGPT's, Dory's), tagged `component`: their
+    products with activations are elementwise (0 FLOPs), so they are held, not applied."""
+    return tag(nn.ParameterDict({name: nn.Parameter(torch.ones(width))
+                                 for name, width in widths.items()}), component)
+
+
 def make_norm(norm: NormSpec, width: int, component: str) -> nn.Module:
     """The spec's norm kind; without weights (OLMo 1) it has no parameters at all."""
     if norm.kind == "rmsnorm":
