@@ -21,6 +21,15 @@ from tests.strategies import (  # noqa: E402
 )
 
 
+def assert_verifies(spec: calc.ModelSpec, seq_len: int, device: str) -> None:
+    """calc's parameters and FLOPs equal the reference model's on `device` at `seq_len` tokens
+    (no more than a learned position table holds), each mismatch named."""
+    if spec.position_table:
+        seq_len = min(seq_len, spec.position_table)
+    report = verify(spec, seq_len, device=device)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
 @pytest.mark.parametrize("name", calc.list_presets())
 def test_every_preset_verifies_exactly(name):
     """Parameters per component and forward FLOPs per component at T = 32 on the meta device;
@@ -68,10 +77,7 @@ def test_random_specs_verify_exactly(spec, seq_len, device, batch):
 def test_random_specs_with_rwkv_layers_verify_exactly(spec, seq_len, device):
     """RWKV layers beside any other mixer, FFN and norm placement: the time-mix, the WKV's
     9 FLOPs per channel under StateCounter, and the channel-mix around the FFN."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -81,10 +87,7 @@ def test_random_specs_with_griffin_layers_verify_exactly(spec, seq_len, device):
     """Griffin's recurrent blocks beside any other mixer, FFN and norm placement: linear_y/x,
     the temporal conv, the block-diagonal gates (one bmm each), Λ, linear_out, and the RG-LRU's
     3 FLOPs per channel under StateCounter."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -95,10 +98,7 @@ def test_random_specs_with_zero_experts_or_shortcut_verify_exactly(spec, seq_len
     """LongCat-Flash's parts beside any other: the router over E + E_0, exactly k·E/(E + E_0)
     FFN experts a token (by the router's scores on the CPU), and the shortcut-connected MoE's
     routed output joined a layer later."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -108,8 +108,7 @@ def test_random_specs_with_inklings_parts_verify_exactly(spec, seq_len, device):
     the window wide on sliding layers, narrower or wider than T), the residual convolutions on
     the keys, values and both sublayers' outputs, the router scoring the shared experts with
     its global scale, the dense FFN's output scale."""
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -119,10 +118,7 @@ def test_random_specs_with_inklings_parts_verify_exactly(spec, seq_len, device):
 def test_random_specs_with_modernbert_decoders_parts_verify_exactly(spec, seq_len, device):
     """ModernBERT decoder's prediction head (a d × d dense layer, 2·d² FLOPs a token, and a
     norm) and its layer 0 without the norm before its mixer, beside any other part."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -134,10 +130,7 @@ def test_random_specs_with_zaya_parts_verify_exactly(spec, seq_len, device):
     """ZAYA1's parts beside any other: CCA's two causal convs (2·C·k_a + 2·C·d_h·k_b a token),
     split values and temperatures, the MLP router carrying its state (its four products), and
     the residual scales (parameters only)."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -146,8 +139,7 @@ def test_random_specs_with_zaya_parts_verify_exactly(spec, seq_len, device):
 def test_random_specs_with_a_bucketed_bias_verify_exactly(spec, seq_len, device):
     """CPM-Ant's score bias (one table of buckets + segments² rows × heads, looked up and
     added: 0 FLOPs) and its segment table, beside any other part."""
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -157,10 +149,7 @@ def test_random_specs_with_looped_layers_verify_exactly(spec, seq_len, device):
     """Looped layers (calc.spec.loop): parameters once per stored layer (HRM-Text's initial
     state with them), FLOPs once per executed pass, the reference model running the runs in
     order, beside any other part."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -169,10 +158,7 @@ def test_random_specs_with_looped_layers_verify_exactly(spec, seq_len, device):
 def test_random_specs_with_ngpt_scales_verify_exactly(spec, seq_len, device):
     """nGPT's scale vectors (Dory): parameters per layer, attention layer, FFN and head row,
     0 FLOPs, beside any other part (looped layers among them)."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 def test_shortcut_joins_the_routed_output_after_the_next_layer():
@@ -210,10 +196,7 @@ def test_random_specs_with_mlstm_layers_verify_exactly(spec, seq_len, device):
     """xLSTM's mLSTM beside any other mixer, FFN and norm placement: q, k, v, the output gate,
     the input and forget gates, the head norm, out_proj, and the matrix memory's 5 FLOPs per
     element of C and n (decay and write under StateCounter, the read as a matmul)."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 def test_cpu_forward_is_a_real_language_model():
@@ -272,8 +255,7 @@ def test_random_specs_with_a_shared_block_verify_exactly(spec, seq_len, device):
     """The shared block beside any mixer, with FFNs or without: each weight set counted once,
     each depth's projection and adapters, its products and QKᵀ·V at every depth (the
     reference model runs them; one layer per structure on meta counts as every layer)."""
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 
@@ -296,8 +278,7 @@ def test_random_gemma3n_specs_verify_exactly(spec, seq_len, device):
     """Gemma 3n's AltUp (the streams' projections in and out, each layer's router,
     coefficients and prediction product), LAuReL (its two products and norm), per-layer
     embeddings and kv-shared layers on calc's reference model, on meta and real tensors."""
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 def _doge_part(spec: calc.ModelSpec) -> bool:
@@ -312,10 +293,7 @@ def test_doge_parts_verify_exactly(spec, seq_len, device):
     """Doge's parts (product-key experts, the residual scales and, where the drawn spec has
     only global attention layers, the dynamic mask) with whatever else the spec draws, on meta
     and on real CPU tensors."""
-    if spec.position_table:
-        seq_len = min(seq_len, spec.position_table)
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
 
 
 @one_feature
@@ -328,5 +306,4 @@ def test_doge_configs_verify_exactly(config, seq_len, device):
     from calc.hf import spec_from_hf_config
 
     spec = spec_from_hf_config({"model_type": "doge", "vocab_size": 11, **config})
-    report = verify(spec, seq_len, device=device)
-    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert_verifies(spec, seq_len, device)
