@@ -224,6 +224,10 @@ RELATIVE_LOGITS = (
     "2·h·d_rel·E per token whatever the keys a query sees (E = rel_extent, the window w on a "
     "sliding layer), both attention/relative; picking each key's logit by its distance and "
     "adding it to the score count 0.")
+SINK_PROJ = (
+    "Sinks projected from the token (attention.sink_proj: Inkling 2's sink_proj d → h) count "
+    "2·d·h FLOPs per token per attention layer (attention/sinks), its d·h weights as "
+    "parameters; the sink logit joining each softmax counts 0, as a learned sink's.")
 RESIDUAL_CONVS = (
     "Residual short convolutions (residual_conv: Inkling's k_sconv and v_sconv on W_K's and "
     "W_V's outputs, attn_sconv and mlp_sconv on each sublayer's output) cost 2·k FLOPs per "

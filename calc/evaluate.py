@@ -241,7 +241,7 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
         "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
         "i_rope": int(spec.position.kind == "rope"),
-        "i_sink": int(att.sinks), "i_gate": int(att.output_gate),
+        "i_sink": int(att.sinks), "i_skp": int(att.sink_proj), "i_gate": int(att.output_gate),
         "i_diff": int(att.differential),
         "i_gh": int(att.output_gate_per == "head"), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),

@@ -374,7 +374,8 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
 def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     """Inkling's parts, each where the spec allows it: the relative bias projected per token
     (its bank narrower or wider than the sequence), the residual short convolutions, the
-    router scoring the shared experts with its global scale, the dense FFN's output scale."""
+    router scoring the shared experts with its global scale, the dense FFN's output scale;
+    Inkling 2's sinks projected from the token."""
     moe = spec.moe
     changes = {
         "attention.relative_logits": draw(st.none() | st.builds(
@@ -383,10 +384,12 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
         "moe.router_global_scale": moe is not None and draw(st.booleans()),
         "moe.shared_in_router": moe is not None and draw(st.booleans()),
         "ffn.output_scale": spec.ffn is not None and draw(st.booleans())}
-    for key, value in changes.items():
-        if value:
+    # Inkling 2's sinks projected from each token (sink_proj d → h)
+    sinks = {"attention.sinks": True, "attention.sink_proj": True} if draw(st.booleans()) else {}
+    for change in [*({key: value} for key, value in changes.items() if value), sinks]:
+        if change:
             try:  # a part the spec's other parts rule out stays off
-                spec = spec.updated(**{key: value})
+                spec = spec.updated(**change)
             except CalcError:
                 pass
     return spec

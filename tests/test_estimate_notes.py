@@ -85,6 +85,19 @@ def test_a_part_brings_its_convention_sentence(model_type, sentence):
     assert expected not in calc.estimate("llama2-7b").conventions
 
 
+def test_projected_sinks_bring_their_own_sentence():
+    """Inkling 2's sink_proj (attention.sink_proj) names its convention; learned sinks do not."""
+    from calc import counting
+
+    spec = calc.ModelSpec(name="sinks", vocab_size=11, d_model=16, n_layers=2,
+                          context_length=16, attention={"n_heads": 4, "sinks": True},
+                          ffn={"activation": "swiglu", "d_ff": 8},
+                          position={"kind": "rope"})
+    assert counting.SINK_PROJ not in calc.estimate(spec).conventions
+    projected = spec.updated(**{"attention.sink_proj": True})
+    assert counting.SINK_PROJ in calc.estimate(projected).conventions
+
+
 def test_block_sparse_layers_bring_their_own_sentence():
     """MiniMax-M3's block-sparse layers name the blocks' convention, not DSA's top-k keys, and
     DSA's report keeps its own."""

@@ -716,6 +716,24 @@ def test_inkling_adapters_match_the_reference_model():
     assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "v", "o", "r"))
 
 
+def test_sink_adapters_match_the_reference_model():
+    """An adapter on Inkling 2's sink_proj d → h (attention.sink_proj), with a sliding kind of
+    heads of its own: trainable parameters and forward FLOPs exact; a model without it says
+    so in one line."""
+    pytest.importorskip("torch")
+    spec = calc.ModelSpec(
+        name="sinks", vocab_size=11, d_model=16, n_layers=3, context_length=16,
+        attention={"n_heads": 4, "n_kv_heads": 2, "head_dim": 4, "sliding_window": 3,
+                   "layer_pattern": ("global", "local"), "sinks": True, "sink_proj": True,
+                   "kind_shapes": {"local": {"n_heads": 2, "n_kv_heads": 1, "head_dim": 5}}},
+        ffn={"activation": "swiglu", "d_ff": 8}, position={"kind": "rope"})
+    ours = assert_adapters_as_the_reference_model_counts(spec, ("sink", "o"))
+    assert ours.by_target["lora/sink"] == 2 * (2 * (16 + 4) + (16 + 2))
+    with pytest.raises(calc.CalcError, match=re.escape("no sinks projected from the token")):
+        count_adapters(_spec("llama-3.1-8b"), FineTune(method="lora", rank=RANK,
+                                                       targets=("sink",)))
+
+
 def test_lora_on_zaya_as_peft_builds_it():
     """ZAYA1: q_proj, k_proj and o_proj as PEFT builds their adapters on transformers' model
     and as calc's reference model runs them;

@@ -134,6 +134,7 @@ from calc.symbols import (
     i_shared_gate,
     i_sink,
     i_sink2,
+    i_skp,
     i_srt,
     i_sub,
     i_tied,
@@ -206,6 +207,9 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # InklingAttention.r_proj): Linear(d, h·d_rel, bias=False), each query head's relative
     # states
     "attention/relative": d * h * d_rl,
+    # Inkling 2's sinks projected from each token (attention.sink_proj; modeling_inkling2.py
+    # Inkling2SlidingAttention.sink_proj): Linear(d, h, bias=False), one sink logit per head
+    "attention/sinks": i_sink * i_skp * d * h,
 }
 # The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
 # does not use, as the routed experts of an MoE FFN.
@@ -270,7 +274,7 @@ CCA_CONV = CCA_CONV_WEIGHTS + i_cca * 2 * CCA_CHANNELS
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
-ATTENTION_SINKS = i_sink * h
+ATTENTION_SINKS = i_sink * (1 - i_skp) * h + ATTENTION_WEIGHTS["attention/sinks"]
 # Differential attention (Ye et al. 2024, DIFF Transformer §2.1: λ = exp(λ_q1·λ_k1) −
 # exp(λ_q2·λ_k2) + λ_init): four learned vectors of one head's width per layer
 # (modeling_diffllama.py, DiffLlamaAttention: lambda_q1, lambda_k1, lambda_q2, lambda_k2 of

@@ -278,6 +278,7 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (spec.moe is not None and spec.moe.product_keys, counting.PRODUCT_KEYS),
              (spec.residual_scales is not None, counting.RESIDUAL_SCALES),
              (att.relative_logits is not None, counting.RELATIVE_LOGITS),
+             (att.sink_proj, counting.SINK_PROJ),
              (spec.residual_conv is not None, counting.RESIDUAL_CONVS),
              (spec.shared_block is not None, counting.SHARED_BLOCK),
              (spec.loop is not None, counting.LOOP),

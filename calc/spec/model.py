@@ -301,6 +301,11 @@ class ModelSpec(Frozen):
             self._check_compression()
         if att.relative_logits is not None:
             self._check_relative_logits()
+        if att.sink_proj and (self.cross_attention is not None or self.shared_block is not None
+                              or self.mtp_modules):
+            # their attention is counted apart from the layers' (calc.formulas.params)
+            raise ValueError("attention.sink_proj is not defined with cross_attention, "
+                             "shared_block or mtp_modules")
         if self.residual_conv is not None:
             self._check_residual_conv()
         if self.hyper_connections is not None:
@@ -880,6 +885,9 @@ class ModelSpec(Frozen):
         return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
                                "attention.head_dim": width, "attention.v_head_dim": values,
                                "attention.sinks": self.sinks_of(kind),
+                               # a kind without sinks has no sink_proj either
+                               "attention.sink_proj": (self.attention.sink_proj
+                                                       and self.sinks_of(kind)),
                                "attention.kind_shapes": {},
                                "attention.k_eq_v": self.keys_are_values(kind)})
 

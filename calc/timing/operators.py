@@ -135,6 +135,9 @@ def _matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
         # router (its h_kv outputs are fewer than the TP ranks of most layouts)
         Matmul("attention/dynamic_mask", flops["attention/dynamic_mask"], kv,
                kv * d_v, n_att, "none"),
+        # Inkling 2's sink_proj d → h (attention.sink_proj), column-parallel like W_Q (split
+        # by heads; the model's head count stands for a kind's own)
+        Matmul("attention/sinks", flops["attention/sinks"], att.n_heads, d, n_att, "column"),
         # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x;
         # MiniMax-M3's q_proj and k_proj from x), replicated like a router: a TP split of them
         # is not priced

@@ -214,7 +214,12 @@ class Attention(nn.Module):
         # Beam's gate_bias: one value per head added to the gate before the sigmoid
         self.gate_bias = (tag(GateBias(self.h), "attention/gate") if att.output_gate_bias
                           else None)
-        self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        self.sinks = (tag(SinkLogits(self.h), "attention/sinks")
+                      if att.sinks and not att.sink_proj else None)
+        # Inkling 2's sinks projected from the token (sink_proj d → h), and this forward's
+        self.sink_proj = (linear(d, self.h, False, "attention/sinks")
+                          if att.sinks and att.sink_proj else None)
+        self.token_sinks: Tensor | None = None
         # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
         self.scales = (scales("attention/scales", query=self.h * self.d_qk,
                               **({"gate": spec.output_gate_width} if att.output_gate else {}))
@@ -450,9 +455,12 @@ class Attention(nn.Module):
         """softmax over the keys, with each head's sink logit as one more key (its probability
         is dropped: a sink has no value)."""
         scores = scores.masked_fill(hidden, float("-inf"))
-        if self.sinks is None:
+        if self.token_sinks is not None:  # one logit per head and query token [B, h, T]
+            sink = self.token_sinks[..., None].expand(*scores.shape[:-1], 1)
+        elif self.sinks is None:
             return scores.softmax(-1)
-        sink = self.sinks.logits.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+        else:
+            sink = self.sinks.logits.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
         return torch.cat((scores, sink.to(scores.dtype)), dim=-1).softmax(-1)[..., :-1]
 
     def _chunked(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
@@ -525,6 +533,8 @@ class Attention(nn.Module):
         q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
         if self.relative_logits is not None:
             self.rel_logits = self.relative_logits(x)
+        if self.sink_proj is not None:
+            self.token_sinks = self.sink_proj(x).transpose(1, 2)
         out = (self._attend(q, k, v) if self.compressor is None
                else self._attend_compressed(q, k, v))  # [B, h, T, d_v]; differential: 2·d_v
         if self.differential is not None:

@@ -124,6 +124,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
             relative = module.relative_logits  # Inkling's r_proj
             if "r" in targets and relative is not None:
                 relative.r = _adapt(relative.r, [relative.r.out_features], [True], r)
+            if "sink" in targets and module.sink_proj is not None:  # Inkling 2's sink_proj
+                module.sink_proj = _adapt(module.sink_proj, [module.sink_proj.out_features],
+                                          [True], r)
         elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
             for name in ("q", "k", "v", "o"):
                 linear = getattr(module, name)
