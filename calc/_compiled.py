@@ -63,8 +63,10 @@ def params_per_layer(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rls = s['i_rls']
     i_sink = s['i_sink']
     i_skp = s['i_skp']
     i_sub = s['i_sub']
@@ -92,6 +94,7 @@ def params_per_layer(s):
     _t14 = d_qk*i_cca*(h + h_kv)
     _t15 = d_qk*i_qk_head
     _t16 = h*i_sink
+    _t17 = d_rl*h
     return {
         'attention/q': (
             _t0*_t1
@@ -120,8 +123,8 @@ def params_per_layer(s):
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t10*i_sub,
         'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
-        'attention/relative': d*d_rl*h,
-        'attention/scales': i_ng*(_t13 + _t2),
+        'attention/relative': _t17*d + _t17*i_rls,
+        'attention/scales': _t2*i_qsc + i_ng*(_t13 + _t2),
         'norms': _t0*d*n_norm,
         'residual_scales': 2*d*i_ng,
     }
@@ -487,10 +490,12 @@ def params_components(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -598,64 +603,65 @@ def params_components(s):
     _t54 = h*i_sink
     _t55 = 4*i_diff
     _t56 = _t0*i_sub
-    _t57 = d*d_rl
-    _t58 = 2*d_I
-    _t59 = d*h_I
-    _t60 = d*d_I
-    _t61 = d_I*h_I
-    _t62 = L*d
-    _t63 = _t0*_t62
-    _t64 = _t0*d
-    _t65 = 2*d
-    _t66 = 2*_t62
-    _t67 = L + L_moe
-    _t68 = n_hc**2
-    _t69 = 2*N_s
-    _t70 = G_s*_t69
-    _t71 = 2*d_in + i_m2*(H_s + _t70)
-    _t72 = R_dt + _t69
-    _t73 = 1 - i_m2
-    _t74 = _t73*d_in
-    _t75 = H_s*i_m2
-    _t76 = 2*H_k*d_lk
-    _t77 = H_v*d_lk
-    _t78 = H_v*d_lv
-    _t79 = _t77 + _t78
-    _t80 = 1 - i_cg
-    _t81 = H_v + _t78
-    _t82 = L_dn*d
-    _t83 = H_la*L_la*d_la
-    _t84 = 3*d
-    _t85 = _t83*d
-    _t86 = L_rw*d_rw
-    _t87 = _t86*d
-    _t88 = d**2
-    _t89 = d*d_gr
-    _t90 = L_gr*(_t89 + d_gr)
-    _t91 = L_gr*d_gr
-    _t92 = 2*d_gr
-    _t93 = H_ml*L_ml
-    _t94 = _t93*d*d_mk
-    _t95 = _t93*d_mv
-    _t96 = _t95*d
-    _t97 = 2*H_ml
-    _t98 = b_sc*d
-    _t99 = i_glu + 1
-    _t100 = b_ff*d_ff
-    _t101 = d*d_ff
-    _t102 = _t99*(_t100 + _t101)
-    _t103 = _t101 + b_ff*d
-    _t104 = _t56*d_ff
-    _t105 = _t99*d_ff
-    _t106 = _t105*i_ng
-    _t107 = i_rt*r_rt
-    _t108 = E + E_0
-    _t109 = _t65*i_pk
-    _t110 = i_pk - 1
-    _t111 = d*(i_glu + 2)
-    _t112 = 3*_t64
-    _t113 = _t62*p_le
-    _t114 = _t62*i_au
+    _t57 = d_rl*h2
+    _t58 = d_rl*h
+    _t59 = 2*d_I
+    _t60 = d*h_I
+    _t61 = d*d_I
+    _t62 = d_I*h_I
+    _t63 = L*d
+    _t64 = _t0*_t63
+    _t65 = _t0*d
+    _t66 = 2*d
+    _t67 = 2*_t63
+    _t68 = L + L_moe
+    _t69 = n_hc**2
+    _t70 = 2*N_s
+    _t71 = G_s*_t70
+    _t72 = 2*d_in + i_m2*(H_s + _t71)
+    _t73 = R_dt + _t70
+    _t74 = 1 - i_m2
+    _t75 = _t74*d_in
+    _t76 = H_s*i_m2
+    _t77 = 2*H_k*d_lk
+    _t78 = H_v*d_lk
+    _t79 = H_v*d_lv
+    _t80 = _t78 + _t79
+    _t81 = 1 - i_cg
+    _t82 = H_v + _t79
+    _t83 = L_dn*d
+    _t84 = H_la*L_la*d_la
+    _t85 = 3*d
+    _t86 = _t84*d
+    _t87 = L_rw*d_rw
+    _t88 = _t87*d
+    _t89 = d**2
+    _t90 = d*d_gr
+    _t91 = L_gr*(_t90 + d_gr)
+    _t92 = L_gr*d_gr
+    _t93 = 2*d_gr
+    _t94 = H_ml*L_ml
+    _t95 = _t94*d*d_mk
+    _t96 = _t94*d_mv
+    _t97 = _t96*d
+    _t98 = 2*H_ml
+    _t99 = b_sc*d
+    _t100 = i_glu + 1
+    _t101 = b_ff*d_ff
+    _t102 = d*d_ff
+    _t103 = _t100*(_t101 + _t102)
+    _t104 = _t102 + b_ff*d
+    _t105 = _t56*d_ff
+    _t106 = _t100*d_ff
+    _t107 = _t106*i_ng
+    _t108 = i_rt*r_rt
+    _t109 = E + E_0
+    _t110 = _t66*i_pk
+    _t111 = i_pk - 1
+    _t112 = d*(i_glu + 2)
+    _t113 = 3*_t65
+    _t114 = _t63*p_le
+    _t115 = _t63*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -702,115 +708,121 @@ def params_components(s):
             L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
             + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
         ),
-        'attention/relative': L_att2*_t57*h2 + _t57*_t9*h + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
-        'attention/scales': L_att2*i_ng*(_t3 + _t36) + _t9*i_ng*(_t11 + _t39),
+        'attention/relative': (
+            L_att2*(_t57*d + _t57*i_rls)
+            + _t9*(_t58*d + _t58*i_rls)
+            + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
+        ),
+        'attention/scales': (
+            L_att2*(_t3*i_qsc + i_ng*(_t3 + _t36)) + _t9*(_t11*i_qsc + i_ng*(_t11 + _t39))
+        ),
         'attention/compressor': (
             4*L_csa*d*d_qk + L_csa*(_t44*m_csa + d_qk) + L_hca*_t44*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(_t58*m_csa + d_I)
-            + L_csa*(_t59 + 4*_t60 + _t61*r_q)
-            + L_idx*(_t58 + _t59*i_hw + _t60 + _t61*(d*(1 - i_hw) + i_hw*r_q))
+            L_csa*(_t59*m_csa + d_I)
+            + L_csa*(_t60 + 4*_t61 + _t62*r_q)
+            + L_idx*(_t59 + _t60*i_hw + _t61 + _t62*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t63*n_norm - _t64*(1 - i_n0),
-        'residual_scales': _t65*i_rse + _t66*i_ng + d*i_rsc*(L_dense + _t67)*(b_rsc + 2*i_rbr + 1),
-        'norm_gates': _t65*_t67*r_ng,
-        'residual_conv': _t66*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t68*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t71*b_ssm + _t71*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t70*i_m2 + d_in),
-        'mamba/x': L_ssm*_t72*_t74,
-        'mamba/dt': L_ssm*(R_dt*_t74 + _t74 + _t75),
-        'mamba/ssm': L_ssm*(_t73*(N_s*d_in + d_in) + 2*_t75),
-        'mamba/norm': L_ssm*(_t72*_t73*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t64*n_norm - _t65*(1 - i_n0),
+        'residual_scales': _t66*i_rse + _t67*i_ng + d*i_rsc*(L_dense + _t68)*(b_rsc + 2*i_rbr + 1),
+        'norm_gates': _t66*_t68*r_ng,
+        'residual_conv': _t67*k_rc,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t69*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t72*b_ssm + _t72*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t71*i_m2 + d_in),
+        'mamba/x': L_ssm*_t73*_t75,
+        'mamba/dt': L_ssm*(R_dt*_t75 + _t75 + _t76),
+        'mamba/ssm': L_ssm*(_t74*(N_s*d_in + d_in) + 2*_t76),
+        'mamba/norm': L_ssm*(_t73*_t74*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t82*(_t76 + _t79*i_gf + _t80*_t81 + _t81),
-        'deltanet/lowrank': L_dn*i_cg*(_t65*r_g + _t79*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t76 + _t78),
-        'deltanet/gates': L_dn*(H_v*_t80 + H_v + _t77*i_cg),
+        'deltanet/in': _t83*(_t77 + _t80*i_gf + _t81*_t82 + _t82),
+        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t80*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t77 + _t79),
+        'deltanet/gates': L_dn*(H_v*_t81 + H_v + _t78*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t78*_t82,
-        'lightning/qkv': _t83*_t84,
-        'lightning/gate': _t85,
-        'lightning/out': _t85,
-        'lightning/norm': _t83,
-        'rwkv/key': _t87,
-        'rwkv/value': _t87,
-        'rwkv/receptance': _t87,
-        'rwkv/output': _t87,
-        'rwkv/gate': L_rw*_t88,
-        'rwkv/decay': 2*_t86,
+        'deltanet/out': _t79*_t83,
+        'lightning/qkv': _t84*_t85,
+        'lightning/gate': _t86,
+        'lightning/out': _t86,
+        'lightning/norm': _t84,
+        'rwkv/key': _t88,
+        'rwkv/value': _t88,
+        'rwkv/receptance': _t88,
+        'rwkv/output': _t88,
+        'rwkv/gate': L_rw*_t89,
+        'rwkv/decay': 2*_t87,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t90,
-        'griffin/x': _t90,
-        'griffin/conv': _t91*(k_gr + 1),
-        'griffin/gates': L_gr*(_t92*w_gr + _t92),
-        'griffin/decay': _t91,
-        'griffin/out': L_gr*(_t89 + d),
-        'mlstm/q': _t94,
-        'mlstm/k': _t94,
-        'mlstm/v': _t96,
-        'mlstm/ogate': _t96,
-        'mlstm/gates': L_ml*(_t97*d + _t97),
-        'mlstm/norm': _t95,
-        'mlstm/out': _t96,
-        'conv/in': L_sc*(3*_t88 + 3*_t98),
+        'griffin/y': _t91,
+        'griffin/x': _t91,
+        'griffin/conv': _t92*(k_gr + 1),
+        'griffin/gates': L_gr*(_t93*w_gr + _t93),
+        'griffin/decay': _t92,
+        'griffin/out': L_gr*(_t90 + d),
+        'mlstm/q': _t95,
+        'mlstm/k': _t95,
+        'mlstm/v': _t97,
+        'mlstm/ogate': _t97,
+        'mlstm/gates': L_ml*(_t98*d + _t98),
+        'mlstm/norm': _t96,
+        'mlstm/out': _t97,
+        'conv/in': L_sc*(3*_t89 + 3*_t99),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t88 + _t98),
+        'conv/out': L_sc*(_t89 + _t99),
         'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t102 + L_dw*(-_t102 + _t99*(2*_t100 + 2*_t101)),
-        'mlp/down': L_dense*_t103 + L_dw*_t101,
+        'mlp/up': L_dense*_t103 + L_dw*(_t100*(2*_t101 + 2*_t102) - _t103),
+        'mlp/down': L_dense*_t104 + L_dw*_t102,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t104 + L_dw*_t104,
+        'mlp/sub_norm': L_dense*_t105 + L_dw*_t105,
         'mlp/scale': L_dense*i_fos,
-        'mlp/scales': L_dense*_t106 + L_dw*_t106,
+        'mlp/scales': L_dense*_t107 + L_dw*_t107,
         'moe/router': (
             L_moe*(
-                _t107*(_t0 + 4)
-                + _t108*b_router
-                + _t109*n_pk
-                + d*(-_t110 - i_rt)*(E_s*i_srt + _t108)
+                _t108*(_t0 + 4)
+                + _t109*b_router
+                + _t110*n_pk
+                + d*(-_t111 - i_rt)*(E_s*i_srt + _t109)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t107
+            - _t108
         ),
-        'moe/experts': E*L_moe*(_t109*d_e - _t110*(_t111*d_e + b_ff*(_t99*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t111*d_s + b_ff*(_t99*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t110*d_e - _t111*(_t112*d_e + b_ff*(_t100*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t112*d_s + b_ff*(_t100*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t112*i_bn + _t64*i_mn),
-        'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t65),
-        'shared_block/mlp': M_sb*(_t102 + _t103 + n_act),
-        'shared_block/norms': M_sb*_t112,
-        'shared_block/projection': L_sb*_t88,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t105 + d)),
+        'moe/norm': L_moe*(_t113*i_bn + _t65*i_mn),
+        'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t66),
+        'shared_block/mlp': M_sb*(_t103 + _t104 + n_act),
+        'shared_block/norms': M_sb*_t113,
+        'shared_block/projection': L_sb*_t89,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t106 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t113,
-        'per_layer_embeddings/layers': 2*_t113,
-        'per_layer_embeddings/norms': _t0*i_le*(_t62 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t114,
-        'altup/projections': _t88*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t114,
-        'laurel/layers': _t66*r_lr,
-        'laurel/norms': _t63*i_lr,
+        'per_layer_embeddings/projection': _t114,
+        'per_layer_embeddings/layers': 2*_t114,
+        'per_layer_embeddings/norms': _t0*i_le*(_t63 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t115,
+        'altup/projections': _t89*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t115,
+        'laurel/layers': _t67*r_lr,
+        'laurel/norms': _t64*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t64*i_norm_emb,
+        'embedding/norm': _t65*i_norm_emb,
         'embedding/segment': V_seg*d,
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
-        'embedding_projection': _t65*d_emb*i_proj,
-        'hyper_connections/head': _t68*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t84,
-        'final_norm': _t64*i_norm_final,
+        'embedding_projection': _t66*d_emb*i_proj,
+        'hyper_connections/head': _t69*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t85,
+        'final_norm': _t65*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
-        'prediction_head': i_ph*(_t64 + _t88 + b_ph*d),
+        'prediction_head': i_ph*(_t65 + _t89 + b_ph*d),
     }
 
 
@@ -941,10 +953,12 @@ def params_summary(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -1003,301 +1017,300 @@ def params_summary(s):
     _t14 = _t11*_t9 + _t7*_t8 + b_qkv*(_t10*_t13 + _t8*i_mla) + i_qlora*(_t10*_t12*r_q2 + d*r_q2)
     _t15 = L_att - L_att2
     _t16 = _t0*(E_a*h_kv - h)
-    _t17 = d_v*h
-    _t18 = _t17*d
-    _t19 = _t18*_t3 + _t2 + i_og*(_t17*r_o + _t5)
-    _t20 = _t16*d_v + _t19
-    _t21 = i_qlora*r_q
-    _t22 = d_qk*h
-    _t23 = _t22*d
-    _t24 = _t21*_t7 + _t23*_t9 + b_qkv*(_t13*_t22 + _t21*i_mla) + i_qlora*(_t12*_t22*r_q + d*r_q)
-    _t25 = _t16*d_qk + _t24
-    _t26 = 2*d
-    _t27 = _t26*i_pk
-    _t28 = i_pk - 1
-    _t29 = d*(i_glu + 2)
-    _t30 = i_glu + 1
-    _t31 = _t27*d_e - _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
-    _t32 = E*_t31
-    _t33 = n_hc**2
-    _t34 = h2*i_sink2
-    _t35 = d*i_skp
-    _t36 = 1 - i_skp
-    _t37 = 1 - i_gh
-    _t38 = _t37*d_v2
-    _t39 = h2*i_gate
-    _t40 = _t13*b_qkv*(1 - b_gh)
-    _t41 = 2*i_lg
-    _t42 = d*(1 - i_lg)
-    _t43 = _t39*(_t38 + i_gh)
-    _t44 = d_qk2*i_qk_head
-    _t45 = _t7*(_t44 + d_qk2*h_kv2*i_qk_proj)
-    _t46 = _t7*i_qw
-    _t47 = d_qk2 + d_v2
-    _t48 = d_qk2*i_cca*(h2 + h_kv2)
-    _t49 = _t7*i_mla
-    _t50 = d_rope2 + r_kv2
-    _t51 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t52 = (
-        _t49*(d_rope2*i_krn + r_kv2)
-        + _t51*d
-        + b_qkv*(_t50*i_mla + _t51)
-        + i_mla*(_t50*d + h2*r_kv2*(_t47 - d_rope2))
+    _t17 = d*h
+    _t18 = _t17*d_v
+    _t19 = d_v*h
+    _t20 = _t18*_t3 + _t2 + i_og*(_t19*r_o + _t5)
+    _t21 = _t16*d_v + _t20
+    _t22 = i_qlora*r_q
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = _t22*_t7 + _t24*_t9 + b_qkv*(_t13*_t23 + _t22*i_mla) + i_qlora*(_t12*_t23*r_q + d*r_q)
+    _t26 = _t16*d_qk + _t25
+    _t27 = 2*d
+    _t28 = _t27*i_pk
+    _t29 = i_pk - 1
+    _t30 = d*(i_glu + 2)
+    _t31 = i_glu + 1
+    _t32 = _t28*d_e - _t29*(_t30*d_e + b_ff*(_t31*d_e + d))
+    _t33 = E*_t32
+    _t34 = n_hc**2
+    _t35 = 1 - i_gh
+    _t36 = _t35*d_v2
+    _t37 = h2*i_gate
+    _t38 = _t37*(_t36 + i_gh)
+    _t39 = d_rl*h2
+    _t40 = h2*i_sink2
+    _t41 = 1 - i_skp
+    _t42 = _t13*b_qkv*(1 - b_gh)
+    _t43 = 2*i_lg
+    _t44 = d*(1 - i_lg)
+    _t45 = d_qk2*i_qk_head
+    _t46 = _t7*(_t45 + d_qk2*h_kv2*i_qk_proj)
+    _t47 = _t7*i_qw
+    _t48 = d_qk2 + d_v2
+    _t49 = d_qk2*i_cca*(h2 + h_kv2)
+    _t50 = _t7*i_mla
+    _t51 = d_rope2 + r_kv2
+    _t52 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t53 = (
+        _t50*(d_rope2*i_krn + r_kv2)
+        + _t52*d
+        + b_qkv*(_t51*i_mla + _t52)
+        + i_mla*(_t51*d + h2*r_kv2*(_t48 - d_rope2))
     )
-    _t53 = 2*d_I
-    _t54 = 2*d_qk
-    _t55 = d*h_I
-    _t56 = d*d_I
-    _t57 = d_I*h_I
-    _t58 = d*d_ff
-    _t59 = _t58 + b_ff*d
-    _t60 = L_dn*d_lv
-    _t61 = H_v*d_lk
-    _t62 = 1 - i_cg
-    _t63 = b_ff*d_ff
-    _t64 = _t30*(_t58 + _t63)
-    _t65 = L_gr*d_gr
-    _t66 = d*d_gr
-    _t67 = 2*d_gr
-    _t68 = _t53 + _t55*i_hw + _t56 + _t57*(d*(1 - i_hw) + i_hw*r_q)
-    _t69 = 2*H_ml
-    _t70 = _t69*d
-    _t71 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
-    _t72 = _t7*d
-    _t73 = 3*_t72
-    _t74 = _t72*i_mn + _t73*i_bn
-    _t75 = E + E_0
-    _t76 = i_rt*r_rt
-    _t77 = (
-        _t27*n_pk
-        + _t75*b_router
-        + _t76*(_t7 + 4)
-        + d*(-_t28 - i_rt)*(E_s*i_srt + _t75)
+    _t54 = 2*d_I
+    _t55 = 2*d_qk
+    _t56 = d*h_I
+    _t57 = d*d_I
+    _t58 = d_I*h_I
+    _t59 = d*d_ff
+    _t60 = _t59 + b_ff*d
+    _t61 = L_dn*d_lv
+    _t62 = H_v*d_lk
+    _t63 = 1 - i_cg
+    _t64 = b_ff*d_ff
+    _t65 = _t31*(_t59 + _t64)
+    _t66 = L_gr*d_gr
+    _t67 = d*d_gr
+    _t68 = 2*d_gr
+    _t69 = _t54 + _t56*i_hw + _t57 + _t58*(d*(1 - i_hw) + i_hw*r_q)
+    _t70 = 2*H_ml
+    _t71 = _t70*d
+    _t72 = E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate
+    _t73 = _t7*d
+    _t74 = 3*_t73
+    _t75 = _t73*i_mn + _t74*i_bn
+    _t76 = E + E_0
+    _t77 = i_rt*r_rt
+    _t78 = (
+        _t28*n_pk
+        + _t76*b_router
+        + _t77*(_t7 + 4)
+        + d*(-_t29 - i_rt)*(E_s*i_srt + _t76)
         + i_rgs
         + i_rs*(E + d)
         + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t78 = d**2
-    _t79 = _t30*d_ff
-    _t80 = d_qk + d_v
-    _t81 = _t80*h_kv
-    _t82 = b_sc*d
-    _t83 = 2*N_s
-    _t84 = G_s*_t83
-    _t85 = 2*d_in + i_m2*(H_s + _t84)
-    _t86 = H_s*i_m2
-    _t87 = 1 - i_m2
-    _t88 = R_dt + _t83
-    _t89 = _t87*d_in
-    _t90 = _t59 + _t64 + n_act
-    _t91 = h*i_sink
-    _t92 = _t35*_t91 + _t36*_t91
-    _t93 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t94 = _t37*d_v
-    _t95 = h*i_gate
-    _t96 = _t95*(_t94 + i_gh)
-    _t97 = _t40*_t94*_t95 + _t96*(_t41*r_q + _t42) + b_gh*h
-    _t98 = d_qk*i_qk_head
-    _t99 = _t7*(_t98 + d_qk*h_kv*i_qk_proj)
-    _t100 = _t46*(_t22*i_qk_proj + _t98) + _t99 + h_kv*i_cca
-    _t101 = i_cca*(h + h_kv)
-    _t102 = _t101*_t54 + _t101*d_qk*(d_qk*k_cb + k_ca) + _t81*k_rc
-    _t103 = d_rope + r_kv
-    _t104 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t105 = (
-        _t104*d
-        + _t49*(d_rope*i_krn + r_kv)
-        + b_qkv*(_t103*i_mla + _t104)
-        + i_mla*(_t103*d + h*r_kv*(_t80 - d_rope))
+    _t79 = d**2
+    _t80 = _t31*d_ff
+    _t81 = d_qk + d_v
+    _t82 = _t81*h_kv
+    _t83 = b_sc*d
+    _t84 = 2*N_s
+    _t85 = G_s*_t84
+    _t86 = 2*d_in + i_m2*(H_s + _t85)
+    _t87 = H_s*i_m2
+    _t88 = 1 - i_m2
+    _t89 = R_dt + _t84
+    _t90 = _t88*d_in
+    _t91 = _t60 + _t65 + n_act
+    _t92 = _t35*d_v
+    _t93 = h*i_gate
+    _t94 = _t93*(_t92 + i_gh)
+    _t95 = _t23*i_qsc + i_ng*(_t23 + _t94)
+    _t96 = _t17*d_rl + d_rl*h*i_rls
+    _t97 = _t17*i_sink*i_skp + _t41*h*i_sink
+    _t98 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t99 = _t42*_t92*_t93 + _t94*(_t43*r_q + _t44) + b_gh*h
+    _t100 = d_qk*i_qk_head
+    _t101 = _t7*(_t100 + d_qk*h_kv*i_qk_proj)
+    _t102 = _t101 + _t47*(_t100 + _t23*i_qk_proj) + h_kv*i_cca
+    _t103 = i_cca*(h + h_kv)
+    _t104 = _t103*_t55 + _t103*d_qk*(d_qk*k_cb + k_ca) + _t82*k_rc
+    _t105 = d_rope + r_kv
+    _t106 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t107 = (
+        _t106*d
+        + _t50*(d_rope*i_krn + r_kv)
+        + b_qkv*(_t105*i_mla + _t106)
+        + i_mla*(_t105*d + h*r_kv*(_t81 - d_rope))
     )
-    _t106 = L_kvs - L_kvs2
-    _t107 = L_rw*d_rw
-    _t108 = 3*d
-    _t109 = 5*d
-    _t110 = H_la*L_la*d_la
-    _t111 = H_ml*L_ml*d_mv
-    _t112 = L*d
-    _t113 = 2*H_k*d_lk
-    _t114 = H_v*d_lv
-    _t115 = _t114 + _t61
-    _t116 = H_v + _t114
-    _t117 = b_moe*d
-    _t118 = i_ng*(_t22 + _t96)
-    _t119 = i_rel*(2*_t22 + _t23)
-    _t120 = 2*_t112
-    _t121 = L + L_moe
-    _t122 = 4*i_diff
-    _t123 = 4*d
-    _t124 = _t122*d_qk
-    _t125 = E_a*_t0
-    _t126 = L*_t72
-    _t127 = _t72*n_norm
-    _t128 = d*d_rl
-    _t129 = _t79*i_ng
+    _t108 = L_kvs - L_kvs2
+    _t109 = L_rw*d_rw
+    _t110 = 3*d
+    _t111 = 5*d
+    _t112 = H_la*L_la*d_la
+    _t113 = H_ml*L_ml*d_mv
+    _t114 = L*d
+    _t115 = 2*H_k*d_lk
+    _t116 = H_v*d_lv
+    _t117 = _t116 + _t62
+    _t118 = H_v + _t116
+    _t119 = b_moe*d
+    _t120 = i_rel*(2*_t23 + _t24)
+    _t121 = 2*_t114
+    _t122 = L + L_moe
+    _t123 = 4*i_diff
+    _t124 = 4*d
+    _t125 = _t123*d_qk
+    _t126 = E_a*_t0
+    _t127 = L*_t73
+    _t128 = _t73*n_norm
+    _t129 = _t80*i_ng
     _t130 = _t7*i_sub
     _t131 = _t130*d_ff
-    _t132 = _t128*h
-    _t133 = _t130*_t17
-    _t134 = (
+    _t132 = _t130*_t19
+    _t133 = (
         C_cen*d
-        + D_tg*_t108
-        + H_v*_t60*d
-        + L*_t127
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + D_tg*_t110
+        + H_v*_t61*d
+        + L*_t128
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t34*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t122*d_qk2
-        + L_att2*_t125
-        + L_att2*_t128*h2
+        + L_att2*_t123*d_qk2
+        + L_att2*_t126
         + L_att2*_t130*_t4
-        + L_att2*_t52
-        + L_att2*i_ng*(_t10 + _t43)
+        + L_att2*_t53
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t34*_t35 + _t34*_t36)
-        + L_att2*(_t45 + _t46*(_t10*i_qk_proj + _t44) + h_kv2*i_cca)
+        + L_att2*(_t10*i_qsc + i_ng*(_t10 + _t38))
+        + L_att2*(_t39*d + _t39*i_rls)
+        + L_att2*(_t40*_t41 + _t40*d*i_skp)
+        + L_att2*(_t46 + _t47*(_t10*i_qk_proj + _t45) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t38*_t39*_t40 + _t43*(_t41*r_q2 + _t42) + b_gh*h2)
-        + L_att2*(_t47*h_kv2*k_rc + _t48*(d_qk2*k_cb + k_ca) + 2*_t48)
-        + L_csa*_t123*d_qk
-        + L_csa*(_t53*m_csa + d_I)
-        + L_csa*(_t54*m_csa + d_qk)
-        + L_csa*(_t55 + 4*_t56 + _t57*r_q)
+        + L_att2*(_t36*_t37*_t42 + _t38*(_t43*r_q2 + _t44) + b_gh*h2)
+        + L_att2*(_t48*h_kv2*k_rc + _t49*(d_qk2*k_cb + k_ca) + 2*_t49)
+        + L_csa*_t124*d_qk
+        + L_csa*(_t54*m_csa + d_I)
+        + L_csa*(_t55*m_csa + d_qk)
+        + L_csa*(_t56 + 4*_t57 + _t58*r_q)
         + L_dense*_t129
         + L_dense*_t131
-        + L_dense*_t59
-        + L_dense*_t64
+        + L_dense*_t60
+        + L_dense*_t65
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t113 + _t115*i_gf + _t116*_t62 + _t116)
-        + L_dn*i_cg*(_t115*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t113 + _t114)
-        + L_dn*(H_v*_t62 + H_v + _t61*i_cg)
+        + L_dn*d*(_t115 + _t117*i_gf + _t118*_t63 + _t118)
+        + L_dn*i_cg*(_t117*r_g + _t27*r_g)
+        + L_dn*k_dn*(_t115 + _t116)
+        + L_dn*(H_v*_t63 + H_v + _t62*i_cg)
         + L_dw*_t129
         + L_dw*_t131
-        + L_dw*_t58
-        + L_dw*(_t30*(2*_t58 + 2*_t63) - _t64)
-        + L_gr*(_t66 + d)
-        + 2*L_gr*(_t66 + d_gr)
-        + L_gr*(_t67*w_gr + _t67)
-        + L_hca*_t54*d
+        + L_dw*_t59
+        + L_dw*(_t31*(2*_t59 + 2*_t64) - _t65)
+        + L_gr*(_t67 + d)
+        + 2*L_gr*(_t67 + d_gr)
+        + L_gr*(_t68*w_gr + _t68)
+        + L_hca*_t55*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t68
-        - L_kvs2*_t45
-        - L_kvs2*_t52
-        + L_ml*_t70*d_mk
-        + L_ml*(_t69 + _t70)
-        + L_moe*_t117
-        + L_moe*_t71
-        + L_moe*_t74
-        + L_moe*_t77
-        + L_rw*_t109
-        + L_rw*_t78
-        + L_sb*_t78
-        + L_sb*(i_sba*r_sb*(_t22 + _t81 + 6*d) + r_sb*(_t79 + d))
+        + L_idx*_t69
+        - L_kvs2*_t46
+        - L_kvs2*_t53
+        + L_ml*_t71*d_mk
+        + L_ml*(_t70 + _t71)
+        + L_moe*_t119
+        + L_moe*_t72
+        + L_moe*_t75
+        + L_moe*_t78
+        + L_rw*_t111
+        + L_rw*_t79
+        + L_sb*_t79
+        + L_sb*(i_sba*r_sb*(_t23 + _t82 + 6*d) + r_sb*(_t80 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t78 + _t82)
-        + L_sc*(3*_t78 + 3*_t82)
-        + L_ssm*_t88*_t89
-        + L_ssm*(2*_t86 + _t87*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t84*i_m2 + d_in)
-        + L_ssm*(_t85*b_ssm + _t85*d)
+        + L_sc*(_t79 + _t83)
+        + L_sc*(3*_t79 + 3*_t83)
+        + L_ssm*_t89*_t90
+        + L_ssm*(2*_t87 + _t88*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t85*i_m2 + d_in)
+        + L_ssm*(_t86*b_ssm + _t86*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t87*_t88*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t89 + _t86 + _t89)
+        + L_ssm*(_t88*_t89*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t90 + _t87 + _t90)
         + L_xa*_t18
-        + L_xa*_t23
-        + L_xa*_t81*d
+        + L_xa*_t24
+        + L_xa*_t82*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t73
-        + M_sb*_t90
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t81)
-        + _t100*_t15
+        + M_sb*_t74
+        + M_sb*_t91
+        + M_sb*(_t18 + _t23*_t27 + _t27*_t82)
+        - _t101*_t108
         + _t102*_t15
-        - _t105*_t106
-        + _t105*_t15
-        - _t106*_t99
-        + _t107*_t123
-        + 2*_t107
-        + _t108*_t111
-        + _t109*_t110
-        + _t110
-        + _t111
-        + _t112*i_au
-        + 3*_t112*p_le
-        + _t118*_t15
-        + _t119*_t15
-        + _t120*i_ng
-        + _t120*k_rc
-        + _t120*r_lr
-        + _t121*_t26*r_ng
-        + _t124*_t15
+        + _t104*_t15
+        - _t107*_t108
+        + _t107*_t15
+        + _t109*_t124
+        + 2*_t109
+        + _t110*_t113
+        + _t111*_t112
+        + _t112
+        + _t113
+        + _t114*i_au
+        + 3*_t114*p_le
+        + _t120*_t15
+        + _t121*i_ng
+        + _t121*k_rc
+        + _t121*r_lr
+        + _t122*_t27*r_ng
         + _t125*_t15
-        + _t126*i_au
-        + _t126*i_lr
+        + _t126*_t15
+        + _t127*i_au
+        + _t127*i_lr
         + _t132*_t15
-        + _t133*_t15
-        + _t15*_t92
-        + _t15*_t93
+        + _t15*_t95
+        + _t15*_t96
         + _t15*_t97
-        + _t26*d_emb*i_proj
-        + _t26*i_rse
-        + _t33*d
-        + _t60
-        + _t65*(k_gr + 1)
-        + _t65
-        + _t7*i_le*(_t112 + p_le)
-        + _t72*i_norm_emb
-        + _t72*i_norm_final
-        - _t72*(1 - i_n0)
-        - _t76
-        + _t78*(-2*i_au + 2*n_au)
+        + _t15*_t98
+        + _t15*_t99
+        + _t27*d_emb*i_proj
+        + _t27*i_rse
+        + _t34*d
+        + _t61
+        + _t66*(k_gr + 1)
+        + _t66
+        + _t7*i_le*(_t114 + p_le)
+        + _t73*i_norm_emb
+        + _t73*i_norm_final
+        - _t73*(1 - i_n0)
+        - _t77
+        + _t79*(-2*i_au + 2*n_au)
         + b_oL*d
         + d*i_ls
-        + d*i_rsc*(L_dense + _t121)*(b_rsc + 2*i_rbr + 1)
+        + d*i_rsc*(L_dense + _t122)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
-        + i_ph*(_t72 + _t78 + b_ph*d)
+        + i_ph*(_t73 + _t79 + b_ph*d)
         + n_hc
     )
-    _t135 = (
+    _t134 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
-        + L_moe*_t32
-        + _t134
-        + _t15*_t20
-        + _t15*_t25
+        + L_moe*_t33
+        + _t133
+        + _t15*_t21
+        + _t15*_t26
     )
-    _t136 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t137 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t136
+    _t135 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t136 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t135
     return {
-        'total': _t135 + _t137,
-        'embedding': _t136,
-        'non_embedding': _t135,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t134 + _t137 + _t15*_t19 + _t15*_t24,
+        'total': _t134 + _t136,
+        'embedding': _t135,
+        'non_embedding': _t134,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t133 + _t136 + _t15*_t20 + _t15*_t25,
         'mtp': (
-            M*_t73
-            + 2*M*_t78
+            M*_t74
+            + 2*M*_t79
             + M*(
-                _t100
-                + _t102
-                + _t105
-                + _t118
-                + _t119
-                + _t124
+                _t102
+                + _t104
+                + _t107
+                + _t120
                 + _t125
-                + _t127
+                + _t126
+                + _t128
                 + _t132
-                + _t133
-                + _t20
-                + _t25
-                + _t26*i_ng
-                + _t68*i_dsa
-                + _t92
-                + _t93
+                + _t21
+                + _t26
+                + _t27*i_ng
+                + _t69*i_dsa
+                + _t95
+                + _t96
                 + _t97
-                + i_moe*(_t117 + _t32 + _t71 + _t74 + _t77)
-                + (1 - i_moe)*(_t129 + _t131 + _t90 + i_fos)
+                + _t98
+                + _t99
+                + i_moe*(_t119 + _t33 + _t72 + _t75 + _t78)
+                + (1 - i_moe)*(_t129 + _t131 + _t91 + i_fos)
             )
         ),
     }
@@ -2159,10 +2172,12 @@ def rules_train_per_token(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -2232,29 +2247,29 @@ def rules_train_per_token(s):
         + 6*i_mla*(_t13*d + h*r_kv*(_t14 - d_rope))
     )
     _t17 = n_hc**2
-    _t18 = h2*i_sink2
-    _t19 = d*i_skp
-    _t20 = 1 - i_skp
-    _t21 = 6*L_att2
-    _t22 = 1 - i_gh
-    _t23 = _t22*d_v2
-    _t24 = h2*i_gate
-    _t25 = _t8*b_qkv*(1 - b_gh)
-    _t26 = 2*i_lg
-    _t27 = d*(1 - i_lg)
-    _t28 = _t24*(_t23 + i_gh)
-    _t29 = b_o*d
-    _t30 = 1 - i_og
-    _t31 = d_v2*h2
-    _t32 = d*g_o*r_o
-    _t33 = d_qk2*i_qk_head
-    _t34 = _t4*(_t33 + d_qk2*h_kv2*i_qk_proj)
-    _t35 = d_qk2*h2
+    _t18 = d_qk2*h2
+    _t19 = 1 - i_gh
+    _t20 = _t19*d_v2
+    _t21 = h2*i_gate
+    _t22 = _t21*(_t20 + i_gh)
+    _t23 = 6*L_att2
+    _t24 = d_rl*h2
+    _t25 = h2*i_sink2
+    _t26 = 1 - i_skp
+    _t27 = _t8*b_qkv*(1 - b_gh)
+    _t28 = 2*i_lg
+    _t29 = d*(1 - i_lg)
+    _t30 = b_o*d
+    _t31 = 1 - i_og
+    _t32 = d_v2*h2
+    _t33 = d*g_o*r_o
+    _t34 = d_qk2*i_qk_head
+    _t35 = _t4*(_t34 + d_qk2*h_kv2*i_qk_proj)
     _t36 = _t4*i_qw
     _t37 = d_qk2*i_cca*(h2 + h_kv2)
     _t38 = i_qlora*r_q2
     _t39 = 1 - i_qlora
-    _t40 = _t35*d
+    _t40 = _t18*d
     _t41 = i_lg + 1
     _t42 = 2*d_I
     _t43 = 6*L_csa
@@ -2300,62 +2315,62 @@ def rules_train_per_token(s):
     _t83 = 1 - i_m2
     _t84 = R_dt + _t79
     _t85 = _t83*d_in
-    _t86 = d_v*h
-    _t87 = _t86*d
+    _t86 = d*h
+    _t87 = _t86*d_v
     _t88 = 6*M_sb
-    _t89 = h*i_sink
-    _t90 = L_att - L_att2
-    _t91 = 6*_t90
-    _t92 = _t22*d_v
-    _t93 = h*i_gate
-    _t94 = _t93*(_t92 + i_gh)
-    _t95 = d_qk*i_qk_head
-    _t96 = _t4*(_t95 + d_qk*h_kv*i_qk_proj)
-    _t97 = i_cca*(h + h_kv)
-    _t98 = i_qlora*r_q
-    _t99 = _t74*d
-    _t100 = L_rw*d_rw
-    _t101 = 12*d
-    _t102 = 18*d
-    _t103 = 30*d
-    _t104 = _t0*_t4
-    _t105 = H_la*L_la*d_la
-    _t106 = H_ml*d_mv
-    _t107 = L*i_au
-    _t108 = 2*H_k*d_lk
-    _t109 = H_v*d_lv
-    _t110 = _t109 + _t52
-    _t111 = H_v + _t109
-    _t112 = L_dn*_t0
-    _t113 = L*d
-    _t114 = 12*_t113
-    _t115 = L + L_moe
-    _t116 = 24*i_diff
-    _t117 = 24*d
-    _t118 = L_att2*_t0
-    _t119 = E_a*i_moa
-    _t120 = _t0*_t90
-    _t121 = L*_t104
-    _t122 = _t73*i_ng
-    _t123 = _t4*i_sub
-    _t124 = _t123*d_ff
-    _t125 = L_xa*_t0
-    _t126 = (
+    _t89 = 6*h
+    _t90 = _t19*d_v
+    _t91 = h*i_gate
+    _t92 = _t91*(_t90 + i_gh)
+    _t93 = L_att - L_att2
+    _t94 = 6*_t93
+    _t95 = d_v*h
+    _t96 = d_qk*i_qk_head
+    _t97 = _t4*(_t96 + d_qk*h_kv*i_qk_proj)
+    _t98 = i_cca*(h + h_kv)
+    _t99 = i_qlora*r_q
+    _t100 = _t74*d
+    _t101 = L_rw*d_rw
+    _t102 = 12*d
+    _t103 = 18*d
+    _t104 = 30*d
+    _t105 = _t0*_t4
+    _t106 = H_la*L_la*d_la
+    _t107 = H_ml*d_mv
+    _t108 = L*i_au
+    _t109 = 2*H_k*d_lk
+    _t110 = H_v*d_lv
+    _t111 = _t110 + _t52
+    _t112 = H_v + _t110
+    _t113 = L_dn*_t0
+    _t114 = L*d
+    _t115 = 12*_t114
+    _t116 = L + L_moe
+    _t117 = 24*i_diff
+    _t118 = 24*d
+    _t119 = E_a*_t0*i_moa
+    _t120 = L*_t105
+    _t121 = _t73*i_ng
+    _t122 = _t4*i_sub
+    _t123 = _t122*d_ff
+    _t124 = L_xa*_t0
+    _t125 = (
         C_cen*_t0
-        + D_tg*_t102
-        + H_ml*L_ml*_t101*d_mk
+        + D_tg*_t103
+        + H_ml*L_ml*_t102*d_mk
         + L_att2*_t10
-        + L_att2*_t116*d_qk2
-        + L_csa*_t117*d_qk
+        + L_att2*_t117*d_qk2
+        + L_att2*_t119
+        + L_csa*_t118*d_qk
         + 12*L_gr*(_t60 + d_gr)
-        + L_hca*_t101*d_qk
+        + L_hca*_t102*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
         + 6*L_idx*(_t42 + _t45*i_hw + _t46 + _t47*(d*(1 - i_hw) + i_hw*r_q))
         - L_kvs2*_t10
-        - 6*L_kvs2*_t34
-        + L_ml*_t102*_t106
+        - 6*L_kvs2*_t35
+        + L_ml*_t103*_t107
         + L_moe*_t0*b_moe
-        + L_rw*_t103
+        + L_rw*_t104
         + L_rw*_t72
         + L_sb*_t72
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t74 + _t75) + r_sb*(_t73 + d))
@@ -2363,66 +2378,64 @@ def rules_train_per_token(s):
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
         + 18*M_sb*_t66
-        + _t0*_t107
+        + _t0*_t108
         + _t0*_t17
         + _t0*b_oL
         + _t0*i_ls
-        + _t0*i_rsc*(L_dense + _t115)*(b_rsc + 2*i_rbr + 1)
-        + _t100*_t117
-        + 12*_t100
-        + _t101*_t115*r_ng
-        + _t101*d_emb*i_proj
-        + _t101*i_rse
-        + _t103*_t105
-        + _t104*_t107
-        + _t104*i_norm_emb
-        + _t104*i_norm_final
-        - _t104*(1 - i_n0)
-        + 6*_t105
-        + _t106*_t63
-        + _t109*_t112
+        + _t0*i_rsc*(L_dense + _t116)*(b_rsc + 2*i_rbr + 1)
+        + _t101*_t118
+        + 12*_t101
+        + _t102*_t116*r_ng
+        + _t102*d_emb*i_proj
+        + _t102*i_rse
+        + _t104*_t106
+        + _t105*_t108
+        + _t105*i_norm_emb
+        + _t105*i_norm_final
+        - _t105*(1 - i_n0)
+        + 6*_t106
+        + _t107*_t63
         - 6*_t11
-        + _t112*(_t108 + _t110*i_gf + _t111*_t53 + _t111)
-        + 18*_t113*p_le
-        + _t114*i_ng
-        + _t114*k_rc
-        + _t114*r_lr
-        + _t116*_t90*d_qk
-        + _t118*_t119
-        + _t118*d_rl*h2
-        + _t119*_t120
+        + _t110*_t113
+        + _t113*(_t109 + _t111*i_gf + _t112*_t53 + _t112)
+        + 18*_t114*p_le
+        + _t115*i_ng
+        + _t115*k_rc
+        + _t115*r_lr
+        + _t117*_t93*d_qk
+        + _t119*_t93
         - _t12*_t16
-        - 6*_t12*_t96
-        + _t120*d_rl*h
-        + _t121*i_lr
-        + _t121*n_norm
-        + _t122*_t48
-        + _t122*_t57
-        + _t123*_t21*_t31
-        + _t123*_t86*_t91
-        + _t124*_t48
-        + _t124*_t57
-        + _t125*_t74
-        + _t125*_t75
-        + _t125*_t86
-        + _t16*_t90
-        + _t21*i_ng*(_t28 + _t35)
-        + _t21*i_rel*(2*_t35 + _t40)
-        + _t21*(_t18*_t19 + _t18*_t20)
-        + _t21*(_t29 + _t30*_t31*d + i_og*(_t31*r_o + _t32))
-        + _t21*(_t34 + _t36*(_t33 + _t35*i_qk_proj) + h_kv2*i_cca)
-        + _t21*(_t37*(d_qk2*k_cb + k_ca) + 2*_t37 + _t7*h_kv2*k_rc)
-        + _t21*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t21*(_t23*_t24*_t25 + _t28*(_t26*r_q2 + _t27) + b_gh*h2)
-        + _t21*(
+        - 6*_t12*_t97
+        + _t120*i_lr
+        + _t120*n_norm
+        + _t121*_t48
+        + _t121*_t57
+        + _t122*_t23*_t32
+        + _t122*_t89*_t93*d_v
+        + _t123*_t48
+        + _t123*_t57
+        + _t124*_t74
+        + _t124*_t75
+        + _t124*_t95
+        + _t16*_t93
+        + _t23*i_rel*(2*_t18 + _t40)
+        + _t23*(_t18*i_qsc + i_ng*(_t18 + _t22))
+        + _t23*(_t24*d + _t24*i_rls)
+        + _t23*(_t25*_t26 + _t25*d*i_skp)
+        + _t23*(_t30 + _t31*_t32*d + i_og*(_t32*r_o + _t33))
+        + _t23*(_t35 + _t36*(_t18*i_qk_proj + _t34) + h_kv2*i_cca)
+        + _t23*(_t37*(d_qk2*k_cb + k_ca) + 2*_t37 + _t7*h_kv2*k_rc)
+        + _t23*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t23*(_t20*_t21*_t27 + _t22*(_t28*r_q2 + _t29) + b_gh*h2)
+        + _t23*(
             _t38*_t4
             + _t39*_t40
-            + b_qkv*(_t35*_t8 + _t38*i_mla)
-            + i_qlora*(_t35*_t41*r_q2 + d*r_q2)
+            + b_qkv*(_t18*_t8 + _t38*i_mla)
+            + i_qlora*(_t18*_t41*r_q2 + d*r_q2)
         )
         + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t3*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t4*i_le*(_t113 + p_le)
+        + 6*_t4*i_le*(_t114 + p_le)
         + _t43*(_t42*m_csa + d_I)
         + _t43*(_t44*m_csa + d_qk)
         + _t43*(_t45 + 4*_t46 + _t47*r_q)
@@ -2432,8 +2445,8 @@ def rules_train_per_token(s):
         + _t48*n_act
         + _t49*_t57
         + _t51*d_lv
-        + _t51*i_cg*(_t110*r_g + _t68*r_g)
-        + _t51*k_dn*(_t108 + _t109)
+        + _t51*i_cg*(_t111*r_g + _t68*r_g)
+        + _t51*k_dn*(_t109 + _t110)
         + _t51*(H_v*_t53 + H_v + _t52*i_cg)
         + _t57*(_t54*(2*_t49 + 2*_t55) - _t56)
         + _t58*(_t60 + d)
@@ -2465,32 +2478,33 @@ def rules_train_per_token(s):
         + _t78*(R_dt*_t85 + _t82 + _t85)
         + _t88*(_t50 + _t56 + n_act)
         + _t88*(_t68*_t74 + _t68*_t75 + _t87)
-        + _t91*i_ng*(_t74 + _t94)
-        + _t91*i_rel*(2*_t74 + _t99)
-        + _t91*(_t19*_t89 + _t20*_t89)
-        + _t91*(_t29 + _t30*_t87 + i_og*(_t32 + _t86*r_o))
-        + _t91*(_t36*(_t74*i_qk_proj + _t95) + _t96 + h_kv*i_cca)
-        + _t91*(_t44*_t97 + _t75*k_rc + _t97*d_qk*(d_qk*k_cb + k_ca))
-        + _t91*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t91*(_t25*_t92*_t93 + _t94*(_t26*r_q + _t27) + b_gh*h)
-        + _t91*(
-            _t39*_t99 + _t4*_t98 + b_qkv*(_t74*_t8 + _t98*i_mla) + i_qlora*(_t41*_t74*r_q + d*r_q)
+        + _t89*n_pb
+        + _t94*i_rel*(_t100 + 2*_t74)
+        + _t94*(_t74*i_qsc + i_ng*(_t74 + _t92))
+        + _t94*(_t86*d_rl + d_rl*h*i_rls)
+        + _t94*(_t26*h*i_sink + _t86*i_sink*i_skp)
+        + _t94*(_t30 + _t31*_t87 + i_og*(_t33 + _t95*r_o))
+        + _t94*(_t36*(_t74*i_qk_proj + _t96) + _t97 + h_kv*i_cca)
+        + _t94*(_t44*_t98 + _t75*k_rc + _t98*d_qk*(d_qk*k_cb + k_ca))
+        + _t94*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t94*(_t27*_t90*_t91 + _t92*(_t28*r_q + _t29) + b_gh*h)
+        + _t94*(
+            _t100*_t39 + _t4*_t99 + b_qkv*(_t74*_t8 + _t99*i_mla) + i_qlora*(_t41*_t74*r_q + d*r_q)
         )
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
-        + 6*h*n_pb
         + 6*i_hc
         + 6*i_ph*(_t66 + _t71 + b_ph*d)
         + 6*n_hc
     )
-    _t127 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t126 + _t2*b_lm + _t2*i_ng
-    _t128 = T*_t35
-    _t129 = T*_t74
-    _t130 = 3*T
-    _t131 = 4*T
+    _t126 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t125 + _t2*b_lm + _t2*i_ng
+    _t127 = T*_t18
+    _t128 = T*_t74
+    _t129 = 3*T
+    _t130 = 4*T
     return {
-        '6N': P*_t0 + _t127,
-        'kaplan': _t126 + _t128*_t21 + _t129*_t91,
-        'palm': 12*L_att2*_t128 + _t127 + 12*_t129*_t90,
+        '6N': P*_t0 + _t126,
+        'kaplan': _t125 + _t127*_t23 + _t128*_t94,
+        'palm': 12*L_att2*_t127 + _t126 + 12*_t128*_t93,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2498,11 +2512,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t130*h2 + _t131*_t35 + 8*_t40)
+            3*L_att2*(_t129*h2 + _t130*_t18 + 8*_t40)
             + V*_t0
             + V_o*_t0
-            + _t101*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t90*(_t130*h + _t131*_t74 + 8*_t99)
+            + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t93*(8*_t100 + _t129*h + _t130*_t74)
         ),
     }
 

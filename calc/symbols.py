@@ -234,6 +234,10 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
     SymbolInfo("i_skp", r"\mathbb{1}_{skp}", "the sink logits projected from each token, "
                "sink_proj d → h (attention.sink_proj)", "indicator"),
+    SymbolInfo("i_qsc", r"\mathbb{1}_{qsc}", "a learned scale per query channel "
+               "(attention.query_scale)", "indicator"),
+    SymbolInfo("i_rls", r"\mathbb{1}_{rls}", "a learned scale per head and relative state "
+               "(attention.relative_logits.scale)", "indicator"),
     SymbolInfo("i_hc", r"\mathbb{1}_{hc}", "hyper-connections: n_hc residual streams mixed by "
                "learned maps", "indicator"),
     SymbolInfo("i_hcm", r"\mathbb{1}_{hcm}", "hyper-connections: each map also mixes the "
@@ -642,7 +646,7 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_cen"))
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
-i_skp = SYMBOLS["i_skp"]
+i_skp, i_qsc, i_rls = SYMBOLS["i_skp"], SYMBOLS["i_qsc"], SYMBOLS["i_rls"]
 d_rl, E_rl, k_rc = SYMBOLS["d_rl"], SYMBOLS["E_rl"], SYMBOLS["k_rc"]
 i_srt, i_rgs, i_fos = SYMBOLS["i_srt"], SYMBOLS["i_rgs"], SYMBOLS["i_fos"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))

@@ -375,11 +375,13 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     """Inkling's parts, each where the spec allows it: the relative bias projected per token
     (its bank narrower or wider than the sequence), the residual short convolutions, the
     router scoring the shared experts with its global scale, the dense FFN's output scale;
-    Inkling 2's sinks projected from the token."""
+    Inkling 2's sinks projected from the token, its scales on the queries and relative
+    states."""
     moe = spec.moe
     changes = {
         "attention.relative_logits": draw(st.none() | st.builds(
-            dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24))),
+            dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24), scale=st.booleans())),
+        "attention.query_scale": draw(st.booleans()),
         "residual_conv": draw(st.none() | st.integers(1, 4)),
         "moe.router_global_scale": moe is not None and draw(st.booleans()),
         "moe.shared_in_router": moe is not None and draw(st.booleans()),

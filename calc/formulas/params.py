@@ -122,10 +122,12 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_qsc,
     i_qw,
     i_rbr,
     i_rel,
     i_rgs,
+    i_rls,
     i_rs,
     i_rsc,
     i_rse,
@@ -358,10 +360,14 @@ ATTENTION: dict[str, sympy.Expr] = {
     # where attention_bias is set
     "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
     + i_dm * h_kv + b_dm * h_kv,
-    "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
+    # and Inkling 2's scale per head and relative state (Inkling2ScaledL2Clip.scale, h × d_rel)
+    "attention/relative": ATTENTION_WEIGHTS["attention/relative"] + i_rls * h * d_rl,
     # nGPT (modular_dory.py, DoryAttention): sqk, a scale per query channel, and s_gate, a
     # scale per output-gate value
-    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH),
+    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH)
+    # Inkling 2's scale per query channel (attention.query_scale; Inkling2QueryProjection's
+    # Inkling2ScaledL2Clip.scale, num_heads × head_dim)
+    + i_qsc * h * d_qk,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values

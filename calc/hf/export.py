@@ -52,6 +52,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.chunk_size": att.chunk_size if "chunked" in spec.attention_kinds else None,
         "attention.qk_norm_weights": att.qk_norm_weights or att.qk_norm == "none",
         "attention.sinks": att.sinks, "attention.sink_proj": att.sink_proj,
+        "attention.query_scale": att.query_scale,
         "attention.output_gate": att.output_gate,
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,

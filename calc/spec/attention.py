@@ -149,6 +149,9 @@ class RelativeLogitsSpec(Frozen):
                         description="backward distances the bias covers on the layers that "
                                     "do not slide (rel_extent; a sliding layer's bank is its "
                                     "window wide)")
+    scale: bool = Field(False, description="a learned scale per head and relative state, h × "
+                                           "d_rel a layer, on r_proj's output (Inkling 2: "
+                                           "Inkling2ScaledL2Clip.scale)")
 
 
 class CompressionSpec(Frozen):
@@ -263,6 +266,10 @@ class AttentionSpec(Frozen):
     sinks: bool = Field(
         False, description="one learned logit per head joins every softmax as an extra key "
                            "without value (gpt-oss: attention sinks; a kind's own in kind_shapes)")
+    query_scale: bool = Field(
+        False, description="a learned scale per query channel, h·d_qk a layer, on W_Q's "
+                           "output (Inkling 2: Inkling2ScaledL2Clip.scale before its L2 clip, "
+                           "which has no parameter)")
     sink_proj: bool = Field(
         False, description="each head's sink logit is projected from the token, sink_proj "
                            "Linear(d, h) without bias, in place of one learned logit per head "

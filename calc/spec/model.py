@@ -366,6 +366,8 @@ class ModelSpec(Frozen):
             check_loop(self)
         if self.ngpt:
             self._check_ngpt()
+        if self.ngpt and att.query_scale:  # nGPT's sqk is already a scale per query channel
+            raise ValueError("attention.query_scale is not defined with ngpt (its sqk is one)")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "

@@ -101,12 +101,14 @@ class RelativeLogits(nn.Module):
     then each head's d_rel states times the d_rel × extent bank, one logit per backward
     distance, as transformers computes it (a matmul per token, tagged attention/relative)."""
 
-    def __init__(self, d: int, heads: int, d_rel: int, extent: int):
+    def __init__(self, d: int, heads: int, d_rel: int, extent: int, scale: bool = False):
         super().__init__()
         tag(self, "attention/relative")
         self.heads, self.extent = heads, extent
         self.r = linear(d, heads * d_rel, False, "attention/relative")
         self.bank = nn.Parameter(torch.empty(d_rel, extent).uniform_(-0.1, 0.1))
+        # Inkling 2's scale per head and state (Inkling2ScaledL2Clip.scale): element-wise, held
+        self.scale = nn.Parameter(torch.ones(heads, d_rel)) if scale else None
 
     def forward(self, x: Tensor) -> Tensor:
         """[B, h, T, extent]: each query head's bias for distances 0 … extent − 1."""
@@ -145,7 +147,8 @@ class Attention(nn.Module):
         # Inkling's bias per backward distance, its bank the window wide on a sliding layer;
         # the logits of this forward, made from the layer's input
         rel = att.relative_logits
-        self.relative_logits = (RelativeLogits(d, self.h, rel.d_rel, self.window or rel.extent)
+        self.relative_logits = (RelativeLogits(d, self.h, rel.d_rel, self.window or rel.extent,
+                                               rel.scale)
                                 if rel is not None else None)
         self.rel_logits: Tensor | None = None
         # Inkling's residual short convolutions on W_K's and W_V's outputs (k_sconv, v_sconv)
@@ -223,7 +226,8 @@ class Attention(nn.Module):
         # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
         self.scales = (scales("attention/scales", query=self.h * self.d_qk,
                               **({"gate": spec.output_gate_width} if att.output_gate else {}))
-                       if spec.ngpt else None)
+                       if spec.ngpt else scales("attention/scales", query=self.h * self.d_qk)
+                       if att.query_scale else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
         self.dynamic = (tag(DynamicMask(self.h_kv, self.d_v, att.dynamic_mask.bias,
