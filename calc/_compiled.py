@@ -378,6 +378,7 @@ def params_components(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -728,6 +729,7 @@ def params_components(s):
         'residual_scales': _t66*i_rse + _t67*i_ng + d*i_rsc*(L_dense + _t68)*(b_rsc + 2*i_rbr + 1),
         'norm_gates': _t66*_t68*r_ng,
         'residual_conv': _t67*k_rc,
+        'attention/conv_taps': H_rct*_t66*k_rc,
         'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t69*i_hcm + 2*n_hc)*(d*n_hc + 1)),
         'mamba/in': L_ssm*(_t72*b_ssm + _t72*d),
         'mamba/conv': L_ssm*(b_cs + k_s)*(_t71*i_m2 + d_in),
@@ -838,6 +840,7 @@ def params_summary(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1154,6 +1157,7 @@ def params_summary(s):
     _t133 = (
         C_cen*d
         + D_tg*_t110
+        + H_rct*_t27*k_rc
         + H_v*_t61*d
         + L*_t128
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t34*i_hcm + 2*n_hc)*(d*n_hc + 1))
@@ -1328,6 +1332,7 @@ def flops_forward_components(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1501,7 +1506,7 @@ def flops_forward_components(s):
     _t56 = _t55*d_mk
     _t57 = _t55*d_mv
     _t58 = 4*d
-    _t59 = L*_t58
+    _t59 = _t58*k_rc
     _t60 = _t35*_t4
     _t61 = L_xa*i_img
     _t62 = i_glu + 2
@@ -1514,8 +1519,9 @@ def flops_forward_components(s):
     _t69 = _t68*i_hcm
     _t70 = 2*L
     _t71 = 2*L_sb
-    _t72 = n_au**2
-    _t73 = 2*d_emb
+    _t72 = L*_t58
+    _t73 = n_au**2
+    _t74 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1585,7 +1591,8 @@ def flops_forward_components(s):
         'conv/in': 6*L_sc*_t50,
         'conv/out': L_sc*_t51,
         'conv/conv': L_sc*_t35*k_sc,
-        'residual_conv': _t59*k_rc,
+        'residual_conv': L*_t59,
+        'attention/conv_taps': H_rct*_t59,
         'cross_attention/q': _t60*_t61,
         'cross_attention/o': _t16*_t35*_t61,
         'mlp': L_dense*_t63 + L_dw*_t63 - L_xa*_t63*(1 - i_img),
@@ -1605,15 +1612,15 @@ def flops_forward_components(s):
             i_sba*r_sb*(_t27 + _t4 + _t44) + r_sb*(d + d_ff*(i_glu + 1))
         ),
         'per_layer_embeddings/projection': _t70*d*p_le,
-        'per_layer_embeddings/layers': _t59*p_le,
-        'altup/layers': _t70*(_t72*d + _t72 + 2*d*n_au + n_au**3),
+        'per_layer_embeddings/layers': _t72*p_le,
+        'altup/layers': _t70*(_t73*d + _t73 + 2*d*n_au + n_au**3),
         'altup/projections': _t51*(-2*i_au + 2*n_au),
-        'laurel/layers': _t59*r_lr,
+        'laurel/layers': _t72*r_lr,
         'norm_gates': _t35*r_ng*(_t66 + _t70),
         'embedding_projection': _t58*d_emb*i_proj,
         'drafter/projections': D_tg*_t44,
         'centroid_head': C_cen*_t35,
-        'lm_head': V_cen*_t73 + V_o*_t73*(1 - i_cen),
+        'lm_head': V_cen*_t74 + V_o*_t74*(1 - i_cen),
         'prediction_head': _t51*i_ph,
     }
 
@@ -1631,6 +1638,7 @@ def flops(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1761,7 +1769,7 @@ def flops(s):
     _t5 = 4*d
     _t6 = H_ml*L_ml
     _t7 = _t5*_t6
-    _t8 = L*_t5
+    _t8 = _t5*k_rc
     _t9 = 8*d
     _t10 = 2*d_in
     _t11 = L_ssm*_t10
@@ -1832,7 +1840,10 @@ def flops(s):
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
+            + H_rct*_t8
             + L*_t1*p_le
+            + L*_t5*r_lr
+            + L*_t8
             + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
             + L_att2*_t66
             + L_csa*_t9*d_qk
@@ -1909,8 +1920,6 @@ def flops(s):
             - _t67*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
-            + _t8*k_rc
-            + _t8*r_lr
             + 2*d_rl*(
                 h*(E_rl*(-L_chk - L_loc + _t30 + _t68) + w*(L_loc - L_loc2))
                 + h2*(E_rl*(-_t29 - _t68) + L_loc2*w)
@@ -2059,6 +2068,7 @@ def rules_train_per_token(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -2358,6 +2368,7 @@ def rules_train_per_token(s):
         C_cen*_t0
         + D_tg*_t103
         + H_ml*L_ml*_t102*d_mk
+        + H_rct*_t102*k_rc
         + L_att2*_t10
         + L_att2*_t117*d_qk2
         + L_att2*_t119
@@ -7802,6 +7813,7 @@ def finetune_flops(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -8198,6 +8210,7 @@ def finetune_flops(s):
                     + 4*H_ml*L_ml*d*d_mk
                     + 6*H_ml*L_ml*d*d_mv
                     + 4*H_ml*L_ml*d
+                    + 4*H_rct*d*k_rc
                     + 2*H_v*L_dn*d*d_lv
                     + 4*L*d*k_rc
                     + 6*L*d*p_le
@@ -10838,6 +10851,7 @@ def precision(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -10924,6 +10938,7 @@ def precision(s):
     i_sink2 = s['i_sink2']
     i_skp = s['i_skp']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
@@ -11006,6 +11021,7 @@ def precision(s):
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
+        + H_rct*_t3*k_rc
         + L*_t1*p_le
         + L*_t3*r_lr
         + L_att2*_t56

@@ -228,6 +228,11 @@ SINK_PROJ = (
     "Sinks projected from the token (attention.sink_proj: Inkling 2's sink_proj d → h) count "
     "2·d·h FLOPs per token per attention layer (attention/sinks), its d·h weights as "
     "parameters; the sink logit joining each softmax counts 0, as a learned sink's.")
+CONV_TAPS = (
+    "Per-token convolution taps (residual_conv_taps: Inkling 2's weight_proj d → h_kv·k for "
+    "the keys and the values of its full layers) count 2·d·h_kv·k FLOPs each per token "
+    "(attention/conv_taps); the convolution they join counts 2·k per channel as a static one "
+    "(transformers computes it element-wise).")
 RESIDUAL_CONVS = (
     "Residual short convolutions (residual_conv: Inkling's k_sconv and v_sconv on W_K's and "
     "W_V's outputs, attn_sconv and mlp_sconv on each sublayer's output) cost 2·k FLOPs per "

@@ -264,6 +264,8 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "d_rl": att.relative_logits.d_rel if att.relative_logits else 0,
         "E_rl": att.relative_logits.extent if att.relative_logits else 0,
         "k_rc": spec.residual_conv or 0,
+        "H_rct": sum(spec.heads_of(kind)[1] for kind in spec.attention_kinds
+                     if kind and kind in spec.residual_conv_taps),
         "i_srt": int(bool(moe and moe.shared_in_router)),
         "i_rgs": int(bool(moe and moe.router_global_scale)),
         "i_fos": int(bool(ffn and ffn.output_scale)),

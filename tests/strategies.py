@@ -376,13 +376,16 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     (its bank narrower or wider than the sequence), the residual short convolutions, the
     router scoring the shared experts with its global scale, the dense FFN's output scale;
     Inkling 2's sinks projected from the token, its scales on the queries and relative
-    states."""
+    states, its per-token convolution taps."""
     moe = spec.moe
     changes = {
         "attention.relative_logits": draw(st.none() | st.builds(
             dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24), scale=st.booleans())),
         "attention.query_scale": draw(st.booleans()),
         "residual_conv": draw(st.none() | st.integers(1, 4)),
+        # Inkling 2's per-token taps on these kinds' key and value convolutions
+        "residual_conv_taps": tuple(draw(st.lists(st.sampled_from(["global", "local"]),
+                                                  max_size=2, unique=True))),
         "moe.router_global_scale": moe is not None and draw(st.booleans()),
         "moe.shared_in_router": moe is not None and draw(st.booleans()),
         "ffn.output_scale": spec.ffn is not None and draw(st.booleans())}

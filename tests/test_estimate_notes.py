@@ -98,6 +98,20 @@ def test_projected_sinks_bring_their_own_sentence():
     assert counting.SINK_PROJ in calc.estimate(projected).conventions
 
 
+def test_convolution_taps_bring_their_own_sentence():
+    """Inkling 2's per-token taps (residual_conv_taps) name their convention; Inkling's static
+    residual convolutions alone do not."""
+    from calc import counting
+
+    spec = calc.ModelSpec(name="taps", vocab_size=11, d_model=16, n_layers=2,
+                          context_length=16, attention={"n_heads": 4},
+                          ffn={"activation": "swiglu", "d_ff": 8}, norm={"kind": "rmsnorm"},
+                          position={"kind": "none"}, residual_conv=4)
+    assert counting.CONV_TAPS not in calc.estimate(spec).conventions
+    tapped = spec.updated(residual_conv_taps=("global",))
+    assert counting.CONV_TAPS in calc.estimate(tapped).conventions
+
+
 def test_block_sparse_layers_bring_their_own_sentence():
     """MiniMax-M3's block-sparse layers name the blocks' convention, not DSA's top-k keys, and
     DSA's report keeps its own."""

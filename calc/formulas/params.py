@@ -27,6 +27,7 @@ from calc.symbols import (
     E_a,
     E_rl,
     E_s,
+    H_rct,
     L,
     L_att,
     L_att2,
@@ -379,6 +380,11 @@ ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.
 # Inkling's residual short convolutions on the attention and FFN outputs (InklingDecoderLayer's
 # attn_sconv and mlp_sconv: depthwise over d, kernel k, no bias), every layer's.
 RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
+# Inkling 2's per-token taps on its full layers' key and value convolutions
+# (residual_conv_taps; modeling_inkling2.py Inkling2DynamicShortConvolution.weight_proj:
+# Linear(d, h_kv·k, bias=False) for the keys and one for the values), over the H_rct key/value
+# heads of the layers that have them; their static taps are attention/conv's
+CONV_TAP_WEIGHTS: dict[str, sympy.Expr] = {"attention/conv_taps": 2 * d * k_rc}
 # every layer's, × L; nGPT's residual rates (DoryDecoderLayer's lambda_1, lambda_2: d each)
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS, "residual_scales": i_ng * 2 * d}
 # One Transformer layer without its FFN: attention and the layer's norms.
@@ -629,7 +635,7 @@ RESIDUAL_SCALES: dict[str, sympy.Expr] = {
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
-    (L, RESIDUAL_CONV),
+    (L, RESIDUAL_CONV), (H_rct, CONV_TAP_WEIGHTS),
     (L, HYPER_CONNECTIONS), (L + L_dense + L_moe, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),

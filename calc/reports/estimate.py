@@ -280,6 +280,7 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (att.relative_logits is not None, counting.RELATIVE_LOGITS),
              (att.sink_proj, counting.SINK_PROJ),
              (spec.residual_conv is not None, counting.RESIDUAL_CONVS),
+             (bool(spec.residual_conv_taps), counting.CONV_TAPS),
              (spec.shared_block is not None, counting.SHARED_BLOCK),
              (spec.loop is not None, counting.LOOP),
              (spec.ngpt, counting.NGPT),

@@ -34,6 +34,7 @@ from calc.spec.drafter import CentroidHeadSpec, DrafterSpec
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     AltUpSpec,
+    AttentionKind,
     CrossAttentionSpec,
     DeltaNetSpec,
     GriffinSpec,
@@ -198,6 +199,13 @@ class ModelSpec(Frozen):
                     "depthwise conv1d without bias, on each attention layer's keys and values "
                     "(after W_K and W_V) and on its attention and FFN outputs before the "
                     "residual adds (Inkling's k_sconv, v_sconv, attn_sconv and mlp_sconv)")
+    residual_conv_taps: tuple[AttentionKind, ...] = Field(
+        (), max_length=4,
+        description="the attention kinds whose key and value convolutions (residual_conv) add "
+                    "taps projected from each token to their static ones: weight_proj d → "
+                    "h_kv·k without bias for the keys and one for the values, each head's "
+                    "channels sharing its k taps (Inkling 2's full layers: "
+                    "Inkling2DynamicShortConvolution)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
     prediction_head: PredictionHeadSpec | None = Field(
@@ -308,6 +316,9 @@ class ModelSpec(Frozen):
                              "shared_block or mtp_modules")
         if self.residual_conv is not None:
             self._check_residual_conv()
+        if self.residual_conv_taps and self.residual_conv is None:
+            raise ValueError(f"residual_conv_taps={list(self.residual_conv_taps)} needs "
+                             f"residual_conv (the convolutions the taps join)")
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:

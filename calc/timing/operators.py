@@ -138,6 +138,11 @@ def _matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
         # Inkling 2's sink_proj d → h (attention.sink_proj), column-parallel like W_Q (split
         # by heads; the model's head count stands for a kind's own)
         Matmul("attention/sinks", flops["attention/sinks"], att.n_heads, d, n_att, "column"),
+        # Inkling 2's per-token convolution taps, weight_proj d → h_kv·k for keys and values
+        # (residual_conv_taps), replicated like a router (h_kv·k outputs are few)
+        Matmul("attention/conv_taps", flops["attention/conv_taps"],
+               2 * kv * (spec.residual_conv or 0), d,
+               sum(kind in spec.residual_conv_taps for kind in spec.attention_kinds), "none"),
         # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x;
         # MiniMax-M3's q_proj and k_proj from x), replicated like a router: a TP split of them
         # is not priced

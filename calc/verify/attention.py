@@ -157,6 +157,10 @@ class Attention(nn.Module):
                                                   "attention/conv")
                                        for width in (self.d_qk, self.d_v))
                          if kernel is not None else None)
+        # Inkling 2's per-token taps on them (residual_conv_taps: weight_proj d → h_kv·k)
+        self.conv_taps = (nn.ModuleList(linear(d, self.h_kv * kernel, False,
+                                               "attention/conv_taps") for _ in range(2))
+                          if kernel is not None and kind in spec.residual_conv_taps else None)
         self.mla = att.mla
         self.cca: CCAProjection | None = None
         self.expert_q = ExpertQueries(spec) if att.experts else None  # JetMoE's W_Q, W_O
@@ -369,6 +373,18 @@ class Attention(nn.Module):
             return out + far_p @ entries
         return out + (far_p.unsqueeze(-2) @ picked).squeeze(-2)
 
+    def _token_taps(self, states: Tensor, taps: Tensor) -> Tensor:
+        """Inkling 2's per-token taps (Inkling2DynamicShortConvolution): token i's k weights
+        per key/value head times the channels of tokens i, i − 1, … (0 before the first);
+        element-wise, as transformers computes them (0 FLOPs)."""
+        b, t, channels = states.shape
+        kernel = taps.shape[-1] // self.h_kv
+        padded = F.pad(states, (0, 0, kernel - 1, 0))
+        windows = padded.unfold(1, kernel, 1).flip(-1)  # [B, T, C, k]: lag 0 first
+        weights = taps.view(b, t, self.h_kv, 1, kernel)
+        return (windows.reshape(b, t, self.h_kv, -1, kernel) * weights).sum(-1).reshape(
+            b, t, channels)
+
     def _own_kv(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """This layer's keys and values [B, h_kv, T, width], kept for the kv-shared layers."""
         kv = self.kv(x)
@@ -378,6 +394,9 @@ class Attention(nn.Module):
             k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
         if self.kv_convs is not None:  # x + conv(x) on the keys and on the values
             k, v = k + self.kv_convs[0](k), v + self.kv_convs[1](v)
+        if self.conv_taps is not None:
+            k = k + self._token_taps(k, self.conv_taps[0](x))
+            v = v + self._token_taps(v, self.conv_taps[1](x))
         if self.qk_norm == "projection":
             k = self.k_norm(k)
         k, v = self._heads(k, self.h_kv), self._heads(v, self.h_kv)
