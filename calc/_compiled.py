@@ -384,6 +384,7 @@ def params_components(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -403,6 +404,7 @@ def params_components(s):
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -616,53 +618,54 @@ def params_components(s):
     _t66 = 2*d
     _t67 = 2*_t63
     _t68 = L + L_moe
-    _t69 = n_hc**2
-    _t70 = 2*N_s
-    _t71 = G_s*_t70
-    _t72 = 2*d_in + i_m2*(H_s + _t71)
-    _t73 = R_dt + _t70
-    _t74 = 1 - i_m2
-    _t75 = _t74*d_in
-    _t76 = H_s*i_m2
-    _t77 = 2*H_k*d_lk
-    _t78 = H_v*d_lk
-    _t79 = H_v*d_lv
-    _t80 = _t78 + _t79
-    _t81 = 1 - i_cg
-    _t82 = H_v + _t79
-    _t83 = L_dn*d
-    _t84 = H_la*L_la*d_la
-    _t85 = 3*d
-    _t86 = _t84*d
-    _t87 = L_rw*d_rw
-    _t88 = _t87*d
-    _t89 = d**2
-    _t90 = d*d_gr
-    _t91 = L_gr*(_t90 + d_gr)
-    _t92 = L_gr*d_gr
-    _t93 = 2*d_gr
-    _t94 = H_ml*L_ml
-    _t95 = _t94*d*d_mk
-    _t96 = _t94*d_mv
-    _t97 = _t96*d
-    _t98 = 2*H_ml
-    _t99 = b_sc*d
-    _t100 = i_glu + 1
-    _t101 = b_ff*d_ff
-    _t102 = d*d_ff
-    _t103 = _t100*(_t101 + _t102)
-    _t104 = _t102 + b_ff*d
-    _t105 = _t56*d_ff
-    _t106 = _t100*d_ff
-    _t107 = _t106*i_ng
-    _t108 = i_rt*r_rt
-    _t109 = E + E_0
-    _t110 = _t66*i_pk
-    _t111 = i_pk - 1
-    _t112 = d*(i_glu + 2)
-    _t113 = 3*_t65
-    _t114 = _t63*p_le
-    _t115 = _t63*i_au
+    _t69 = 2*b_norm + 2*g_norm
+    _t70 = n_hc**2
+    _t71 = 2*N_s
+    _t72 = G_s*_t71
+    _t73 = 2*d_in + i_m2*(H_s + _t72)
+    _t74 = R_dt + _t71
+    _t75 = 1 - i_m2
+    _t76 = _t75*d_in
+    _t77 = H_s*i_m2
+    _t78 = 2*H_k*d_lk
+    _t79 = H_v*d_lk
+    _t80 = H_v*d_lv
+    _t81 = _t79 + _t80
+    _t82 = 1 - i_cg
+    _t83 = H_v + _t80
+    _t84 = L_dn*d
+    _t85 = H_la*L_la*d_la
+    _t86 = 3*d
+    _t87 = _t85*d
+    _t88 = L_rw*d_rw
+    _t89 = _t88*d
+    _t90 = d**2
+    _t91 = d*d_gr
+    _t92 = L_gr*(_t91 + d_gr)
+    _t93 = L_gr*d_gr
+    _t94 = 2*d_gr
+    _t95 = H_ml*L_ml
+    _t96 = _t95*d*d_mk
+    _t97 = _t95*d_mv
+    _t98 = _t97*d
+    _t99 = 2*H_ml
+    _t100 = b_sc*d
+    _t101 = i_glu + 1
+    _t102 = b_ff*d_ff
+    _t103 = d*d_ff
+    _t104 = _t101*(_t102 + _t103)
+    _t105 = _t103 + b_ff*d
+    _t106 = _t56*d_ff
+    _t107 = _t101*d_ff
+    _t108 = _t107*i_ng
+    _t109 = i_rt*r_rt
+    _t110 = E + E_0
+    _t111 = _t66*i_pk
+    _t112 = i_pk - 1
+    _t113 = d*(i_glu + 2)
+    _t114 = 3*_t65
+    _t115 = _t63*p_le
+    _t116 = _t63*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -730,86 +733,87 @@ def params_components(s):
         'norm_gates': _t66*_t68*r_ng,
         'residual_conv': _t67*k_rc,
         'attention/conv_taps': H_rct*_t66*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t69*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t72*b_ssm + _t72*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t71*i_m2 + d_in),
-        'mamba/x': L_ssm*_t73*_t75,
-        'mamba/dt': L_ssm*(R_dt*_t75 + _t75 + _t76),
-        'mamba/ssm': L_ssm*(_t74*(N_s*d_in + d_in) + 2*_t76),
-        'mamba/norm': L_ssm*(_t73*_t74*i_dtn + d_in*i_gn*i_m2),
+        'block_residual': L_brs*_t69*d + N_brq*d,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t70*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t73*b_ssm + _t73*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t72*i_m2 + d_in),
+        'mamba/x': L_ssm*_t74*_t76,
+        'mamba/dt': L_ssm*(R_dt*_t76 + _t76 + _t77),
+        'mamba/ssm': L_ssm*(_t75*(N_s*d_in + d_in) + 2*_t77),
+        'mamba/norm': L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t83*(_t77 + _t80*i_gf + _t81*_t82 + _t82),
-        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t80*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t77 + _t79),
-        'deltanet/gates': L_dn*(H_v*_t81 + H_v + _t78*i_cg),
+        'deltanet/in': _t84*(_t78 + _t81*i_gf + _t82*_t83 + _t83),
+        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t81*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t78 + _t80),
+        'deltanet/gates': L_dn*(H_v*_t82 + H_v + _t79*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t79*_t83,
-        'lightning/qkv': _t84*_t85,
-        'lightning/gate': _t86,
-        'lightning/out': _t86,
-        'lightning/norm': _t84,
-        'rwkv/key': _t88,
-        'rwkv/value': _t88,
-        'rwkv/receptance': _t88,
-        'rwkv/output': _t88,
-        'rwkv/gate': L_rw*_t89,
-        'rwkv/decay': 2*_t87,
+        'deltanet/out': _t80*_t84,
+        'lightning/qkv': _t85*_t86,
+        'lightning/gate': _t87,
+        'lightning/out': _t87,
+        'lightning/norm': _t85,
+        'rwkv/key': _t89,
+        'rwkv/value': _t89,
+        'rwkv/receptance': _t89,
+        'rwkv/output': _t89,
+        'rwkv/gate': L_rw*_t90,
+        'rwkv/decay': 2*_t88,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t91,
-        'griffin/x': _t91,
-        'griffin/conv': _t92*(k_gr + 1),
-        'griffin/gates': L_gr*(_t93*w_gr + _t93),
-        'griffin/decay': _t92,
-        'griffin/out': L_gr*(_t90 + d),
-        'mlstm/q': _t95,
-        'mlstm/k': _t95,
-        'mlstm/v': _t97,
-        'mlstm/ogate': _t97,
-        'mlstm/gates': L_ml*(_t98*d + _t98),
-        'mlstm/norm': _t96,
-        'mlstm/out': _t97,
-        'conv/in': L_sc*(3*_t89 + 3*_t99),
+        'griffin/y': _t92,
+        'griffin/x': _t92,
+        'griffin/conv': _t93*(k_gr + 1),
+        'griffin/gates': L_gr*(_t94*w_gr + _t94),
+        'griffin/decay': _t93,
+        'griffin/out': L_gr*(_t91 + d),
+        'mlstm/q': _t96,
+        'mlstm/k': _t96,
+        'mlstm/v': _t98,
+        'mlstm/ogate': _t98,
+        'mlstm/gates': L_ml*(_t99*d + _t99),
+        'mlstm/norm': _t97,
+        'mlstm/out': _t98,
+        'conv/in': L_sc*(3*_t100 + 3*_t90),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t89 + _t99),
+        'conv/out': L_sc*(_t100 + _t90),
         'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
-        'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/qk_norm': L_xa*_t69*d_qk,
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t103 + L_dw*(_t100*(2*_t101 + 2*_t102) - _t103),
-        'mlp/down': L_dense*_t104 + L_dw*_t102,
+        'mlp/up': L_dense*_t104 + L_dw*(_t101*(2*_t102 + 2*_t103) - _t104),
+        'mlp/down': L_dense*_t105 + L_dw*_t103,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t105 + L_dw*_t105,
+        'mlp/sub_norm': L_dense*_t106 + L_dw*_t106,
         'mlp/scale': L_dense*i_fos,
-        'mlp/scales': L_dense*_t107 + L_dw*_t107,
+        'mlp/scales': L_dense*_t108 + L_dw*_t108,
         'moe/router': (
             L_moe*(
-                _t108*(_t0 + 4)
-                + _t109*b_router
-                + _t110*n_pk
-                + d*(-_t111 - i_rt)*(E_s*i_srt + _t109)
+                _t109*(_t0 + 4)
+                + _t110*b_router
+                + _t111*n_pk
+                + d*(-_t112 - i_rt)*(E_s*i_srt + _t110)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t108
+            - _t109
         ),
-        'moe/experts': E*L_moe*(_t110*d_e - _t111*(_t112*d_e + b_ff*(_t100*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t112*d_s + b_ff*(_t100*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t111*d_e - _t112*(_t113*d_e + b_ff*(_t101*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t113*d_s + b_ff*(_t101*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t113*i_bn + _t65*i_mn),
+        'moe/norm': L_moe*(_t114*i_bn + _t65*i_mn),
         'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t66),
-        'shared_block/mlp': M_sb*(_t103 + _t104 + n_act),
-        'shared_block/norms': M_sb*_t113,
-        'shared_block/projection': L_sb*_t89,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t106 + d)),
+        'shared_block/mlp': M_sb*(_t104 + _t105 + n_act),
+        'shared_block/norms': M_sb*_t114,
+        'shared_block/projection': L_sb*_t90,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t107 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t114,
-        'per_layer_embeddings/layers': 2*_t114,
+        'per_layer_embeddings/projection': _t115,
+        'per_layer_embeddings/layers': 2*_t115,
         'per_layer_embeddings/norms': _t0*i_le*(_t63 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t115,
-        'altup/projections': _t89*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t115,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t116,
+        'altup/projections': _t90*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t116,
         'laurel/layers': _t67*r_lr,
         'laurel/norms': _t64*i_lr,
         'embedding/token': V*d_emb,
@@ -819,12 +823,12 @@ def params_components(s):
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
         'embedding_projection': _t66*d_emb*i_proj,
-        'hyper_connections/head': _t69*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t85,
+        'hyper_connections/head': _t70*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t86,
         'final_norm': _t65*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
-        'prediction_head': i_ph*(_t65 + _t89 + b_ph*d),
+        'prediction_head': i_ph*(_t65 + _t90 + b_ph*d),
     }
 
 
@@ -846,6 +850,7 @@ def params_summary(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -866,6 +871,7 @@ def params_summary(s):
     L_xa = s['L_xa']
     M = s['M']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -1136,35 +1142,36 @@ def params_summary(s):
     _t112 = H_la*L_la*d_la
     _t113 = H_ml*L_ml*d_mv
     _t114 = L*d
-    _t115 = 2*H_k*d_lk
-    _t116 = H_v*d_lv
-    _t117 = _t116 + _t62
-    _t118 = H_v + _t116
-    _t119 = b_moe*d
-    _t120 = i_rel*(2*_t23 + _t24)
-    _t121 = 2*_t114
-    _t122 = L + L_moe
-    _t123 = 4*i_diff
-    _t124 = 4*d
-    _t125 = _t123*d_qk
-    _t126 = E_a*_t0
-    _t127 = L*_t73
-    _t128 = _t73*n_norm
-    _t129 = _t80*i_ng
-    _t130 = _t7*i_sub
-    _t131 = _t130*d_ff
-    _t132 = _t130*_t19
-    _t133 = (
+    _t115 = 2*b_norm + 2*g_norm
+    _t116 = 2*H_k*d_lk
+    _t117 = H_v*d_lv
+    _t118 = _t117 + _t62
+    _t119 = H_v + _t117
+    _t120 = b_moe*d
+    _t121 = i_rel*(2*_t23 + _t24)
+    _t122 = 2*_t114
+    _t123 = L + L_moe
+    _t124 = 4*i_diff
+    _t125 = 4*d
+    _t126 = _t124*d_qk
+    _t127 = E_a*_t0
+    _t128 = L*_t73
+    _t129 = _t73*n_norm
+    _t130 = _t80*i_ng
+    _t131 = _t7*i_sub
+    _t132 = _t131*d_ff
+    _t133 = _t131*_t19
+    _t134 = (
         C_cen*d
         + D_tg*_t110
         + H_rct*_t27*k_rc
         + H_v*_t61*d
-        + L*_t128
+        + L*_t129
         + L*(2*i_hc*(i_hcm + 2) + 2*(_t34*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t123*d_qk2
-        + L_att2*_t126
-        + L_att2*_t130*_t4
+        + L_att2*_t124*d_qk2
+        + L_att2*_t127
+        + L_att2*_t131*_t4
         + L_att2*_t53
         + L_att2*i_rel*(2*_t10 + _t11)
         + L_att2*(_t10*i_qsc + i_ng*(_t10 + _t38))
@@ -1174,22 +1181,23 @@ def params_summary(s):
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
         + L_att2*(_t36*_t37*_t42 + _t38*(_t43*r_q2 + _t44) + b_gh*h2)
         + L_att2*(_t48*h_kv2*k_rc + _t49*(d_qk2*k_cb + k_ca) + 2*_t49)
-        + L_csa*_t124*d_qk
+        + L_brs*_t115*d
+        + L_csa*_t125*d_qk
         + L_csa*(_t54*m_csa + d_I)
         + L_csa*(_t55*m_csa + d_qk)
         + L_csa*(_t56 + 4*_t57 + _t58*r_q)
-        + L_dense*_t129
-        + L_dense*_t131
+        + L_dense*_t130
+        + L_dense*_t132
         + L_dense*_t60
         + L_dense*_t65
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t115 + _t117*i_gf + _t118*_t63 + _t118)
-        + L_dn*i_cg*(_t117*r_g + _t27*r_g)
-        + L_dn*k_dn*(_t115 + _t116)
+        + L_dn*d*(_t116 + _t118*i_gf + _t119*_t63 + _t119)
+        + L_dn*i_cg*(_t118*r_g + _t27*r_g)
+        + L_dn*k_dn*(_t116 + _t117)
         + L_dn*(H_v*_t63 + H_v + _t62*i_cg)
-        + L_dw*_t129
-        + L_dw*_t131
+        + L_dw*_t130
+        + L_dw*_t132
         + L_dw*_t59
         + L_dw*(_t31*(2*_t59 + 2*_t64) - _t65)
         + L_gr*(_t67 + d)
@@ -1202,7 +1210,7 @@ def params_summary(s):
         - L_kvs2*_t53
         + L_ml*_t71*d_mk
         + L_ml*(_t70 + _t71)
-        + L_moe*_t119
+        + L_moe*_t120
         + L_moe*_t72
         + L_moe*_t75
         + L_moe*_t78
@@ -1220,20 +1228,21 @@ def params_summary(s):
         + L_ssm*(b_ssm*d + d*d_in)
         + L_ssm*(_t88*_t89*i_dtn + d_in*i_gn*i_m2)
         + L_ssm*(R_dt*_t90 + _t87 + _t90)
+        + L_xa*_t115*d_qk
         + L_xa*_t18
         + L_xa*_t24
         + L_xa*_t82*d
-        + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
         + M_sb*_t74
         + M_sb*_t91
         + M_sb*(_t18 + _t23*_t27 + _t27*_t82)
+        + N_brq*d
         - _t101*_t108
         + _t102*_t15
         + _t104*_t15
         - _t107*_t108
         + _t107*_t15
-        + _t109*_t124
+        + _t109*_t125
         + 2*_t109
         + _t110*_t113
         + _t111*_t112
@@ -1241,16 +1250,16 @@ def params_summary(s):
         + _t113
         + _t114*i_au
         + 3*_t114*p_le
-        + _t120*_t15
-        + _t121*i_ng
-        + _t121*k_rc
-        + _t121*r_lr
-        + _t122*_t27*r_ng
-        + _t125*_t15
+        + _t121*_t15
+        + _t122*i_ng
+        + _t122*k_rc
+        + _t122*r_lr
+        + _t123*_t27*r_ng
         + _t126*_t15
-        + _t127*i_au
-        + _t127*i_lr
-        + _t132*_t15
+        + _t127*_t15
+        + _t128*i_au
+        + _t128*i_lr
+        + _t133*_t15
         + _t15*_t95
         + _t15*_t96
         + _t15*_t97
@@ -1270,28 +1279,28 @@ def params_summary(s):
         + _t79*(-2*i_au + 2*n_au)
         + b_oL*d
         + d*i_ls
-        + d*i_rsc*(L_dense + _t122)*(b_rsc + 2*i_rbr + 1)
+        + d*i_rsc*(L_dense + _t123)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
         + i_ph*(_t73 + _t79 + b_ph*d)
         + n_hc
     )
-    _t134 = (
+    _t135 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t33
-        + _t133
+        + _t134
         + _t15*_t21
         + _t15*_t26
     )
-    _t135 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t136 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t135
+    _t136 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t137 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t136
     return {
-        'total': _t134 + _t136,
-        'embedding': _t135,
-        'non_embedding': _t134,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t133 + _t136 + _t15*_t20 + _t15*_t25,
+        'total': _t135 + _t137,
+        'embedding': _t136,
+        'non_embedding': _t135,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t134 + _t137 + _t15*_t20 + _t15*_t25,
         'mtp': (
             M*_t74
             + 2*M*_t79
@@ -1299,11 +1308,11 @@ def params_summary(s):
                 _t102
                 + _t104
                 + _t107
-                + _t120
-                + _t125
+                + _t121
                 + _t126
-                + _t128
-                + _t132
+                + _t127
+                + _t129
+                + _t133
                 + _t21
                 + _t26
                 + _t27*i_ng
@@ -1313,8 +1322,8 @@ def params_summary(s):
                 + _t97
                 + _t98
                 + _t99
-                + i_moe*(_t119 + _t33 + _t72 + _t75 + _t78)
-                + (1 - i_moe)*(_t129 + _t131 + _t91 + i_fos)
+                + i_moe*(_t120 + _t33 + _t72 + _t75 + _t78)
+                + (1 - i_moe)*(_t130 + _t132 + _t91 + i_fos)
             )
         ),
     }
@@ -1359,6 +1368,7 @@ def flops_forward_components(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_cen = s['V_cen']
@@ -1478,7 +1488,7 @@ def flops_forward_components(s):
     _t28 = d*h_I
     _t29 = d*d_I
     _t30 = d_I*h_I
-    _t31 = d*d_qk
+    _t31 = 4*d
     _t32 = 2*d_in
     _t33 = 2*N_s
     _t34 = G_s*_t33
@@ -1505,23 +1515,22 @@ def flops_forward_components(s):
     _t55 = _t35*_t54
     _t56 = _t55*d_mk
     _t57 = _t55*d_mv
-    _t58 = 4*d
-    _t59 = _t58*k_rc
-    _t60 = _t35*_t4
-    _t61 = L_xa*i_img
-    _t62 = i_glu + 2
-    _t63 = _t35*_t62*d_ff
-    _t64 = _t35*i_pk
-    _t65 = i_pk - 1
-    _t66 = 2*L_moe
-    _t67 = _t62*d
-    _t68 = n_hc**2
-    _t69 = _t68*i_hcm
-    _t70 = 2*L
-    _t71 = 2*L_sb
-    _t72 = L*_t58
-    _t73 = n_au**2
-    _t74 = 2*d_emb
+    _t58 = _t31*k_rc
+    _t59 = _t35*_t4
+    _t60 = L_xa*i_img
+    _t61 = i_glu + 2
+    _t62 = _t35*_t61*d_ff
+    _t63 = _t35*i_pk
+    _t64 = i_pk - 1
+    _t65 = 2*L_moe
+    _t66 = _t61*d
+    _t67 = n_hc**2
+    _t68 = _t67*i_hcm
+    _t69 = 2*L
+    _t70 = 2*L_sb
+    _t71 = L*_t31
+    _t72 = n_au**2
+    _t73 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1553,7 +1562,7 @@ def flops_forward_components(s):
             2*L_csa*(_t28 + 4*_t29 + _t30*r_q)
             + 2*L_idx*(_t28*i_hw + _t29 + _t30*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'attention/compressor': 8*L_csa*_t31 + 4*L_hca*_t31,
+        'attention/compressor': 8*L_csa*d*d_qk + L_hca*_t31*d_qk,
         'mamba/in': L_ssm*_t35*(_t32 + i_m2*(H_s + _t34)),
         'mamba/x': _t37*(R_dt + _t33),
         'mamba/dt': R_dt*_t37,
@@ -1585,42 +1594,43 @@ def flops_forward_components(s):
         'mlstm/k': _t56,
         'mlstm/v': _t57,
         'mlstm/ogate': _t57,
-        'mlstm/gates': _t54*_t58,
+        'mlstm/gates': _t31*_t54,
         'mlstm/out': _t57,
         'mlstm/scan': 5*_t54*d_mk*(d_mv + 1),
         'conv/in': 6*L_sc*_t50,
         'conv/out': L_sc*_t51,
         'conv/conv': L_sc*_t35*k_sc,
-        'residual_conv': L*_t59,
-        'attention/conv_taps': H_rct*_t59,
-        'cross_attention/q': _t60*_t61,
-        'cross_attention/o': _t16*_t35*_t61,
-        'mlp': L_dense*_t63 + L_dw*_t63 - L_xa*_t63*(1 - i_img),
-        'moe/router': _t66*(
-            _t64*n_pk
-            + d*(-_t65 - i_rt)*(E + E_0 + E_s*i_srt)
+        'residual_conv': L*_t58,
+        'attention/conv_taps': H_rct*_t58,
+        'block_residual': N_brs*_t31,
+        'cross_attention/q': _t59*_t60,
+        'cross_attention/o': _t16*_t35*_t60,
+        'mlp': L_dense*_t62 + L_dw*_t62 - L_xa*_t62*(1 - i_img),
+        'moe/router': _t65*(
+            _t63*n_pk
+            + d*(-_t64 - i_rt)*(E + E_0 + E_s*i_srt)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         ),
-        'moe/experts': _t66*k*(_t64*d_e - _t65*_t67*d_e),
-        'moe/shared': _t66*(E_s*_t67*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t70*(_t35*_t69 + d*n_hc*(2*_t69 + 4*n_hc)),
-        'hyper_connections/head': _t35*_t68,
-        'shared_block/attention': _t71*(_t17 + _t27*_t35 + _t60),
-        'shared_block/mlp': L_sb*_t63,
+        'moe/experts': _t65*k*(_t63*d_e - _t64*_t66*d_e),
+        'moe/shared': _t65*(E_s*_t66*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t69*(_t35*_t68 + d*n_hc*(2*_t68 + 4*n_hc)),
+        'hyper_connections/head': _t35*_t67,
+        'shared_block/attention': _t70*(_t17 + _t27*_t35 + _t59),
+        'shared_block/mlp': L_sb*_t62,
         'shared_block/projection': L_sb*_t51,
-        'shared_block/adapters': _t71*(
+        'shared_block/adapters': _t70*(
             i_sba*r_sb*(_t27 + _t4 + _t44) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t70*d*p_le,
-        'per_layer_embeddings/layers': _t72*p_le,
-        'altup/layers': _t70*(_t73*d + _t73 + 2*d*n_au + n_au**3),
+        'per_layer_embeddings/projection': _t69*d*p_le,
+        'per_layer_embeddings/layers': _t71*p_le,
+        'altup/layers': _t69*(_t72*d + _t72 + 2*d*n_au + n_au**3),
         'altup/projections': _t51*(-2*i_au + 2*n_au),
-        'laurel/layers': _t72*r_lr,
-        'norm_gates': _t35*r_ng*(_t66 + _t70),
-        'embedding_projection': _t58*d_emb*i_proj,
+        'laurel/layers': _t71*r_lr,
+        'norm_gates': _t35*r_ng*(_t65 + _t69),
+        'embedding_projection': _t31*d_emb*i_proj,
         'drafter/projections': D_tg*_t44,
         'centroid_head': C_cen*_t35,
-        'lm_head': V_cen*_t74 + V_o*_t74*(1 - i_cen),
+        'lm_head': V_cen*_t73 + V_o*_t73*(1 - i_cen),
         'prediction_head': _t51*i_ph,
     }
 
@@ -1668,6 +1678,7 @@ def flops(s):
     L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -1765,11 +1776,11 @@ def flops(s):
     _t1 = 6*d
     _t2 = L_gr*d_gr
     _t3 = L_rw*d_rw
-    _t4 = 2*d_emb
-    _t5 = 4*d
+    _t4 = 4*d
+    _t5 = 2*d_emb
     _t6 = H_ml*L_ml
-    _t7 = _t5*_t6
-    _t8 = _t5*k_rc
+    _t7 = _t4*_t6
+    _t8 = _t4*k_rc
     _t9 = 8*d
     _t10 = 2*d_in
     _t11 = L_ssm*_t10
@@ -1842,7 +1853,7 @@ def flops(s):
             + D_tg*_t1
             + H_rct*_t8
             + L*_t1*p_le
-            + L*_t5*r_lr
+            + L*_t4*r_lr
             + L*_t8
             + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
             + L_att2*_t66
@@ -1851,7 +1862,7 @@ def flops(s):
             + L_dense*_t28
             + 7*L_dn*_t18*d_lk
             + L_dw*_t28
-            + L_hca*_t5*d_qk
+            + L_hca*_t4*d_qk
             + 2*L_idx*(_t44*i_hw + _t45 + _t46*(d*(1 - i_hw) + i_hw*r_q))
             - L_kvs2*_t66
             + L_rw*_t13
@@ -1863,9 +1874,10 @@ def flops(s):
             + L_ssm*_t0*(_t10 + i_m2*(H_s + _t35))
             + 2*L_ssm*k_s*(_t35*i_m2 + d_in)
             - L_xa*_t28*(1 - i_img)
+            + N_brs*_t4
             + R_dt*_t32
-            + V_cen*_t4
-            + V_o*_t4*(1 - i_cen)
+            + V_cen*_t5
+            + V_o*_t5*(1 - i_cen)
             + _t0*_t14
             + _t0*_t23*_t24
             + _t0*r_ng*(_t36 + _t37)
@@ -1908,12 +1920,12 @@ def flops(s):
             )
             + _t39*i_cg*(_t0*r_g + _t47*r_g)
             + _t39*k_dn*(_t18 + _t38)
+            + _t4*d_emb*i_proj
             + _t40*_t42*k_rc
             + _t40*d_v*h_kv**2*i_dm
             + _t40*h*i_gate*(_t61*d_v + i_gh)*(_t62*r_q + _t63)
             + _t40*(_t21*_t59 + i_qlora*(_t21*_t60*r_q + d*r_q))
             + _t40*(_t49*_t55 + i_og*(_t24*r_o + _t57))
-            + _t5*d_emb*i_proj
             + _t51*(i_sba*r_sb*(_t1 + _t21 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
             + _t51*(_t22 + _t49 + _t50)
             + 5*_t6*d_mk*(d_mv + 1)
@@ -2074,6 +2086,7 @@ def rules_train_per_token(s):
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -2093,6 +2106,7 @@ def rules_train_per_token(s):
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -2348,31 +2362,33 @@ def rules_train_per_token(s):
     _t106 = H_la*L_la*d_la
     _t107 = H_ml*d_mv
     _t108 = L*i_au
-    _t109 = 2*H_k*d_lk
-    _t110 = H_v*d_lv
-    _t111 = _t110 + _t52
-    _t112 = H_v + _t110
-    _t113 = L_dn*_t0
-    _t114 = L*d
-    _t115 = 12*_t114
-    _t116 = L + L_moe
-    _t117 = 24*i_diff
-    _t118 = 24*d
-    _t119 = E_a*_t0*i_moa
-    _t120 = L*_t105
-    _t121 = _t73*i_ng
-    _t122 = _t4*i_sub
-    _t123 = _t122*d_ff
-    _t124 = L_xa*_t0
-    _t125 = (
+    _t109 = 2*b_norm + 2*g_norm
+    _t110 = 2*H_k*d_lk
+    _t111 = H_v*d_lv
+    _t112 = _t111 + _t52
+    _t113 = H_v + _t111
+    _t114 = L_dn*_t0
+    _t115 = L*d
+    _t116 = 12*_t115
+    _t117 = L + L_moe
+    _t118 = 24*i_diff
+    _t119 = 24*d
+    _t120 = E_a*_t0*i_moa
+    _t121 = L*_t105
+    _t122 = _t73*i_ng
+    _t123 = _t4*i_sub
+    _t124 = _t123*d_ff
+    _t125 = L_xa*_t0
+    _t126 = (
         C_cen*_t0
         + D_tg*_t103
         + H_ml*L_ml*_t102*d_mk
         + H_rct*_t102*k_rc
         + L_att2*_t10
-        + L_att2*_t117*d_qk2
-        + L_att2*_t119
-        + L_csa*_t118*d_qk
+        + L_att2*_t118*d_qk2
+        + L_att2*_t120
+        + L_brs*_t0*_t109
+        + L_csa*_t119*d_qk
         + 12*L_gr*(_t60 + d_gr)
         + L_hca*_t102*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
@@ -2386,17 +2402,18 @@ def rules_train_per_token(s):
         + L_sb*_t72
         + 6*L_sb*(i_sba*r_sb*(_t0 + _t74 + _t75) + r_sb*(_t73 + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 6*L_xa*_t109*d_qk
         + 12*L_xa
         + 18*M_sb*_t66
+        + N_brq*_t0
         + _t0*_t108
         + _t0*_t17
         + _t0*b_oL
         + _t0*i_ls
-        + _t0*i_rsc*(L_dense + _t116)*(b_rsc + 2*i_rbr + 1)
-        + _t101*_t118
+        + _t0*i_rsc*(L_dense + _t117)*(b_rsc + 2*i_rbr + 1)
+        + _t101*_t119
         + 12*_t101
-        + _t102*_t116*r_ng
+        + _t102*_t117*r_ng
         + _t102*d_emb*i_proj
         + _t102*i_rse
         + _t104*_t106
@@ -2407,27 +2424,27 @@ def rules_train_per_token(s):
         + 6*_t106
         + _t107*_t63
         - 6*_t11
-        + _t110*_t113
-        + _t113*(_t109 + _t111*i_gf + _t112*_t53 + _t112)
-        + 18*_t114*p_le
-        + _t115*i_ng
-        + _t115*k_rc
-        + _t115*r_lr
-        + _t117*_t93*d_qk
-        + _t119*_t93
+        + _t111*_t114
+        + _t114*(_t110 + _t112*i_gf + _t113*_t53 + _t113)
+        + 18*_t115*p_le
+        + _t116*i_ng
+        + _t116*k_rc
+        + _t116*r_lr
+        + _t118*_t93*d_qk
         - _t12*_t16
         - 6*_t12*_t97
-        + _t120*i_lr
-        + _t120*n_norm
-        + _t121*_t48
-        + _t121*_t57
-        + _t122*_t23*_t32
-        + _t122*_t89*_t93*d_v
-        + _t123*_t48
-        + _t123*_t57
-        + _t124*_t74
-        + _t124*_t75
-        + _t124*_t95
+        + _t120*_t93
+        + _t121*i_lr
+        + _t121*n_norm
+        + _t122*_t48
+        + _t122*_t57
+        + _t123*_t23*_t32
+        + _t123*_t89*_t93*d_v
+        + _t124*_t48
+        + _t124*_t57
+        + _t125*_t74
+        + _t125*_t75
+        + _t125*_t95
         + _t16*_t93
         + _t23*i_rel*(2*_t18 + _t40)
         + _t23*(_t18*i_qsc + i_ng*(_t18 + _t22))
@@ -2446,7 +2463,7 @@ def rules_train_per_token(s):
         )
         + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t3*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t4*i_le*(_t114 + p_le)
+        + 6*_t4*i_le*(_t115 + p_le)
         + _t43*(_t42*m_csa + d_I)
         + _t43*(_t44*m_csa + d_qk)
         + _t43*(_t45 + 4*_t46 + _t47*r_q)
@@ -2456,8 +2473,8 @@ def rules_train_per_token(s):
         + _t48*n_act
         + _t49*_t57
         + _t51*d_lv
-        + _t51*i_cg*(_t111*r_g + _t68*r_g)
-        + _t51*k_dn*(_t109 + _t110)
+        + _t51*i_cg*(_t112*r_g + _t68*r_g)
+        + _t51*k_dn*(_t110 + _t111)
         + _t51*(H_v*_t53 + H_v + _t52*i_cg)
         + _t57*(_t54*(2*_t49 + 2*_t55) - _t56)
         + _t58*(_t60 + d)
@@ -2507,15 +2524,15 @@ def rules_train_per_token(s):
         + 6*i_ph*(_t66 + _t71 + b_ph*d)
         + 6*n_hc
     )
-    _t126 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t125 + _t2*b_lm + _t2*i_ng
-    _t127 = T*_t18
-    _t128 = T*_t74
-    _t129 = 3*T
-    _t130 = 4*T
+    _t127 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t126 + _t2*b_lm + _t2*i_ng
+    _t128 = T*_t18
+    _t129 = T*_t74
+    _t130 = 3*T
+    _t131 = 4*T
     return {
-        '6N': P*_t0 + _t126,
-        'kaplan': _t125 + _t127*_t23 + _t128*_t94,
-        'palm': 12*L_att2*_t127 + _t126 + 12*_t128*_t93,
+        '6N': P*_t0 + _t127,
+        'kaplan': _t126 + _t128*_t23 + _t129*_t94,
+        'palm': 12*L_att2*_t128 + _t127 + 12*_t129*_t93,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2523,11 +2540,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t129*h2 + _t130*_t18 + 8*_t40)
+            3*L_att2*(_t130*h2 + _t131*_t18 + 8*_t40)
             + V*_t0
             + V_o*_t0
             + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t93*(8*_t100 + _t129*h + _t130*_t74)
+            + 3*_t93*(8*_t100 + _t130*h + _t131*_t74)
         ),
     }
 
@@ -7843,6 +7860,7 @@ def finetune_flops(s):
     L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -8278,6 +8296,7 @@ def finetune_flops(s):
                     - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
+                    + 4*N_brs*d
                     + 2*V_cen*d_emb
                     + 2*V_o*d_emb*(1 - i_cen)
                     + 2*d**2*i_ph
@@ -10878,6 +10897,7 @@ def precision(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_cen = s['V_cen']
@@ -10955,10 +10975,10 @@ def precision(s):
     w_gr = s['w_gr']
     _t0 = 2*d
     _t1 = 6*d
-    _t2 = 2*d_emb
-    _t3 = 4*d
+    _t2 = 4*d
+    _t3 = 2*d_emb
     _t4 = H_ml*L_ml
-    _t5 = _t3*_t4
+    _t5 = _t2*_t4
     _t6 = 8*d
     _t7 = L_gr*d_gr
     _t8 = 2*d_in
@@ -11021,16 +11041,16 @@ def precision(s):
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
-        + H_rct*_t3*k_rc
+        + H_rct*_t2*k_rc
         + L*_t1*p_le
-        + L*_t3*r_lr
+        + L*_t2*r_lr
         + L_att2*_t56
         + L_csa*_t6*d_qk
         + 2*L_csa*(_t35 + 4*_t36 + _t37*r_q)
         + L_dense*_t24
         + 2*L_dn*i_cg*(_t0*r_g + _t38*r_g)
         + L_dw*_t24
-        + L_hca*_t3*d_qk
+        + L_hca*_t2*d_qk
         + 2*L_idx*(_t35*i_hw + _t36 + _t37*(d*(1 - i_hw) + i_hw*r_q))
         - L_kvs2*_t56
         + L_rw*_t11
@@ -11040,10 +11060,11 @@ def precision(s):
         + 8*L_sc*_t10
         + L_ssm*_t0*(_t8 + i_m2*(G_s*_t34 + H_s))
         - L_xa*_t24*(1 - i_img)
+        + N_brs*_t2
         + R_dt*_t28
-        + V_cen*_t2
+        + V_cen*_t3
         - V_o*_t0
-        + V_o*_t2*(1 - i_cen)
+        + V_o*_t3*(1 - i_cen)
         + _t0*_t12
         + _t0*_t20*_t21
         + _t0*r_ng*(_t30 + _t31)
@@ -11058,6 +11079,7 @@ def precision(s):
         + _t17*d_rl
         + _t17*i_sink2*i_skp
         + _t19*_t20
+        + _t2*d_emb*i_proj
         + _t22*d_v2*h_kv2**2*i_dm
         + _t22*h2*i_gate*(_t51*d_v2 + i_gh)*(_t52*r_q2 + _t53)
         + _t22*(_t48*_t49 + i_qlora*(_t48*_t50*r_q2 + d*r_q2))
@@ -11066,7 +11088,6 @@ def precision(s):
         + _t28*(R_dt + _t34)
         + _t29*d_rl
         + _t29*i_sink*i_skp
-        + _t3*d_emb*i_proj
         + _t30*(_t0*_t44 + d*n_hc*(2*_t44 + 4*n_hc))
         + _t30*(_t39*d + _t39 + 2*d*n_au + n_au**3)
         + _t31*k*(_t0*d_e*i_pk + _t33*d_e*(1 - i_pk))

@@ -159,6 +159,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "layers that do not slide (its bank's columns; w on sliding ones)", "size"),
     SymbolInfo("k_rc", "k_{rc}", "kernel of the residual short convolutions (residual_conv; "
                "0 without them)", "size"),
+    SymbolInfo("N_brq", "N_{brq}", "learned queries of the attention residuals over blocks "
+               "(block_residual; 0 without them)", "size"),
+    SymbolInfo("N_brs", "N_{brs}", "queries × sources summed over the mixes of the attention "
+               "residuals over blocks (block_residual; 0 without them)", "size"),
+    SymbolInfo("L_brs", "L_{brs}", "layers whose queries, keys and values read a mix and a "
+               "norm each (block_residual.split_kinds)", "size"),
     SymbolInfo("H_rct", "H_{rct}", "key/value heads summed over the layers whose residual "
                "convolutions add per-token taps (residual_conv_taps; 0 without them)", "size"),
     SymbolInfo("i_srt", r"\mathbb{1}_{shared\,routed}", "the router scores the shared experts "
@@ -651,6 +657,7 @@ i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
 i_skp, i_qsc, i_rls = SYMBOLS["i_skp"], SYMBOLS["i_qsc"], SYMBOLS["i_rls"]
 d_rl, E_rl, k_rc = SYMBOLS["d_rl"], SYMBOLS["E_rl"], SYMBOLS["k_rc"]
 H_rct = SYMBOLS["H_rct"]
+N_brq, N_brs, L_brs = SYMBOLS["N_brq"], SYMBOLS["N_brs"], SYMBOLS["L_brs"]
 i_srt, i_rgs, i_fos = SYMBOLS["i_srt"], SYMBOLS["i_rgs"], SYMBOLS["i_fos"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]

@@ -376,7 +376,7 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     (its bank narrower or wider than the sequence), the residual short convolutions, the
     router scoring the shared experts with its global scale, the dense FFN's output scale;
     Inkling 2's sinks projected from the token, its scales on the queries and relative
-    states, its per-token convolution taps."""
+    states, its per-token convolution taps, its attention residuals over blocks."""
     moe = spec.moe
     changes = {
         "attention.relative_logits": draw(st.none() | st.builds(
@@ -386,6 +386,10 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
         # Inkling 2's per-token taps on these kinds' key and value convolutions
         "residual_conv_taps": tuple(draw(st.lists(st.sampled_from(["global", "local"]),
                                                   max_size=2, unique=True))),
+        # Inkling 2's attention residuals over blocks, q/k/v split on some kinds
+        "block_residual": draw(st.none() | st.builds(
+            dict, layers=st.integers(1, 3), split_kinds=st.lists(
+                st.sampled_from(["global", "local"]), max_size=2, unique=True).map(tuple))),
         "moe.router_global_scale": moe is not None and draw(st.booleans()),
         "moe.shared_in_router": moe is not None and draw(st.booleans()),
         "ffn.output_scale": spec.ffn is not None and draw(st.booleans())}

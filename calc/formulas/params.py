@@ -31,6 +31,7 @@ from calc.symbols import (
     L,
     L_att,
     L_att2,
+    L_brs,
     L_csa,
     L_dense,
     L_dn,
@@ -51,6 +52,7 @@ from calc.symbols import (
     L_xa,
     M,
     M_sb,
+    N_brq,
     P,
     V,
     V_le,
@@ -385,6 +387,11 @@ RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
 # Linear(d, h_kv·k, bias=False) for the keys and one for the values), over the H_rct key/value
 # heads of the layers that have them; their static taps are attention/conv's
 CONV_TAP_WEIGHTS: dict[str, sympy.Expr] = {"attention/conv_taps": 2 * d * k_rc}
+# Inkling 2's attention residuals over blocks (block_residual; Inkling2BlockAttentionResidual):
+# a learned query of d each (N_brq of them: attention_input, 3 on a full layer, mlp_input,
+# final_input), and on the L_brs split layers the key's and the value's own input norms
+# (k_input_layernorm, v_input_layernorm; q_input_layernorm stands for input_layernorm)
+BLOCK_RESIDUAL: dict[str, sympy.Expr] = {"block_residual": d * N_brq + 2 * NORM * d * L_brs}
 # every layer's, × L; nGPT's residual rates (DoryDecoderLayer's lambda_1, lambda_2: d each)
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS, "residual_scales": i_ng * 2 * d}
 # One Transformer layer without its FFN: attention and the layer's norms.
@@ -635,7 +642,7 @@ RESIDUAL_SCALES: dict[str, sympy.Expr] = {
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
-    (L, RESIDUAL_CONV), (H_rct, CONV_TAP_WEIGHTS),
+    (L, RESIDUAL_CONV), (H_rct, CONV_TAP_WEIGHTS), (sympy.S.One, BLOCK_RESIDUAL),
     (L, HYPER_CONNECTIONS), (L + L_dense + L_moe, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),

@@ -77,6 +77,7 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "ffn.bias": ffn and ffn.bias,
         "ffn.output_scale": ffn and ffn.output_scale,
         "attention.relative_logits": att.relative_logits, "residual_conv": spec.residual_conv,
+        "block_residual": spec.block_residual,
         "residual_conv_taps": tuple(kind in spec.residual_conv_taps
                                     for kind in spec.attention_kinds),
         "moe": moe and {

@@ -281,6 +281,7 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (att.sink_proj, counting.SINK_PROJ),
              (spec.residual_conv is not None, counting.RESIDUAL_CONVS),
              (bool(spec.residual_conv_taps), counting.CONV_TAPS),
+             (spec.block_residual is not None, counting.BLOCK_RESIDUAL),
              (spec.shared_block is not None, counting.SHARED_BLOCK),
              (spec.loop is not None, counting.LOOP),
              (spec.ngpt, counting.NGPT),

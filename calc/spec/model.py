@@ -54,7 +54,7 @@ from calc.spec.layers import (
 from calc.spec.loop import LoopSpec, check_loop, executed
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
-from calc.spec.residual import ResidualScalesSpec
+from calc.spec.residual import BlockResidualSpec, ResidualScalesSpec
 
 __all__ = [
     "GATED",
@@ -234,6 +234,10 @@ class ModelSpec(Frozen):
                           "residual_bias a bias of d on the stream and with branch a scale and "
                           "bias of d on the output (ZAYA's ZayaResidualScaling)")
 
+    block_residual: BlockResidualSpec | None = Field(
+        None, description="attention residuals over blocks of layers: each sublayer's input a "
+                          "softmax mix of the stored blocks' states and the running residual "
+                          "by learned queries (Inkling 2's Inkling2BlockAttentionResidual)")
     residual_scales: ResidualScalesSpec | None = Field(
         None, description="learned vectors on each sublayer's residual add: a scale on the "
                           "residual, optionally its bias, and a scale and bias on the "
@@ -316,6 +320,8 @@ class ModelSpec(Frozen):
                              "shared_block or mtp_modules")
         if self.residual_conv is not None:
             self._check_residual_conv()
+        if self.block_residual is not None:
+            self._check_block_residual()
         if self.residual_conv_taps and self.residual_conv is None:
             raise ValueError(f"residual_conv_taps={list(self.residual_conv_taps)} needs "
                              f"residual_conv (the convolutions the taps join)")
@@ -384,6 +390,29 @@ class ModelSpec(Frozen):
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_block_residual(self) -> None:
+        """The mixes sit at the inputs of sequential pre-norm attention + FFN layers on one
+        residual stream; a split layer's keys and values have projections of their own."""
+        att = self.attention
+        plain = (all(mixer == "attention" for mixer in self.mixer_kinds) and self.has_ffn
+                 and "none" not in self.ffn_kinds)
+        if (not plain or self.parallel_block or self.norm.placement != "pre"
+                or self.shared_block is not None or self.loop is not None
+                or self.hyper_connections is not None or self.altup is not None
+                or self.laurel is not None or self.mtp_modules or self.ngpt
+                or self.residual_scales is not None or self.per_layer_embeddings is not None):
+            raise ValueError("block_residual is defined for sequential pre-norm layers of "
+                             "attention and an FFN each, without parallel_block, shared_block, "
+                             "loop, hyper_connections, altup, laurel, ngpt, residual_scales, "
+                             "per_layer_embeddings or mtp_modules")
+        split = self.block_residual.split_kinds if self.block_residual else ()
+        if split and (att.mla is not None or att.experts or att.kv_shared_layers
+                      or att.cca is not None or att.k_eq_v or att.differential
+                      or any(shape.k_eq_v for shape in att.kind_shapes.values())):
+            raise ValueError("block_residual.split_kinds needs keys and values projected "
+                             "apart (no mla, experts, cca, differential, k_eq_v or kv-shared "
+                             "layers)")
 
     def _check_residual_scales(self) -> None:
         """Scales at the residual adds of a sequential pre-norm layer (its mixer's, and its

@@ -177,7 +177,13 @@ class Attention(nn.Module):
             # k_eq_v: W_K's output is the values too (no W_V); a kv-shared layer has neither
             self.k_eq_v = att.k_eq_v
             width = self.h_kv * (self.d_qk + (0 if att.k_eq_v or att.cca else self.d_v))
-            self.kv = linear(d, width, att.qkv_bias, "attention/kv") if own_kv else None
+            block = spec.block_residual
+            # Inkling 2's full layers: keys and values read inputs of their own (SplitKV)
+            self.kv = (None if not own_kv
+                       else SplitKV(d, self.h_kv * self.d_qk, self.h_kv * self.d_v,
+                                    att.qkv_bias)
+                       if block is not None and kind in block.split_kinds
+                       else linear(d, width, att.qkv_bias, "attention/kv"))
             # ZAYA1's CCA: W_K is k_proj alone; the convs, split values and temperature here
             self.cca = CCAProjection(spec) if att.cca is not None else None
         else:
@@ -227,6 +233,8 @@ class Attention(nn.Module):
         self.sink_proj = (linear(d, self.h, False, "attention/sinks")
                           if att.sinks and att.sink_proj else None)
         self.token_sinks: Tensor | None = None
+        # the key's and the value's own inputs of this forward (block_residual.split_kinds)
+        self.kv_inputs: tuple[Tensor, Tensor] | None = None
         # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
         self.scales = (scales("attention/scales", query=self.h * self.d_qk,
                               **({"gate": spec.output_gate_width} if att.output_gate else {}))
@@ -387,16 +395,18 @@ class Attention(nn.Module):
 
     def _own_kv(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """This layer's keys and values [B, h_kv, T, width], kept for the kv-shared layers."""
-        kv = self.kv(x)
-        if self.k_eq_v:  # the keys (before their norm and RoPE) are the values
-            k = v = kv
+        x_k, x_v = self.kv_inputs or (x, x)
+        if isinstance(self.kv, SplitKV):
+            k, v = self.kv.k(x_k), self.kv.v(x_v)
+        elif self.k_eq_v:  # the keys (before their norm and RoPE) are the values
+            k = v = self.kv(x)
         else:
-            k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
+            k, v = self.kv(x).split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
         if self.kv_convs is not None:  # x + conv(x) on the keys and on the values
             k, v = k + self.kv_convs[0](k), v + self.kv_convs[1](v)
         if self.conv_taps is not None:
-            k = k + self._token_taps(k, self.conv_taps[0](x))
-            v = v + self._token_taps(v, self.conv_taps[1](x))
+            k = k + self._token_taps(k, self.conv_taps[0](x_k))
+            v = v + self._token_taps(v, self.conv_taps[1](x_v))
         if self.qk_norm == "projection":
             k = self.k_norm(k)
         k, v = self._heads(k, self.h_kv), self._heads(v, self.h_kv)
@@ -651,6 +661,22 @@ class GateBias(nn.Module):
     def __init__(self, heads: int):
         super().__init__()
         self.values = nn.Parameter(torch.zeros(heads))
+
+
+class SplitKV(nn.Module):
+    """W_K and W_V apart, for a layer whose keys and values read inputs of their own
+    (block_residual.split_kinds: Inkling 2's k_proj and v_proj after k_input_layernorm and
+    v_input_layernorm); called on one input, both side by side as the fused W_KV."""
+
+    def __init__(self, d: int, keys: int, values: int, bias: bool):
+        super().__init__()
+        tag(self, "attention/kv")
+        self.k = linear(d, keys, bias, "attention/kv")
+        self.v = linear(d, values, bias, "attention/kv")
+        self.out_features = keys + values
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.cat((self.k(x), self.v(x)), dim=-1)
 
 
 class SinkLogits(nn.Module):
