@@ -72,6 +72,8 @@ def test_the_hint_reaches_the_cli(cli):
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
     ("inkling_text", "RELATIVE_LOGITS"), ("inkling_text", "RESIDUAL_CONVS"),
+    ("inkling2_text", "SINK_PROJ"), ("inkling2_text", "CONV_TAPS"),
+    ("inkling2_text", "BLOCK_RESIDUAL"), ("inkling2_text", "RELATIVE_LOGITS"),
     ("zaya", "CCA"), ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
