@@ -63,9 +63,12 @@ def params_per_layer(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rel = s['i_rel']
+    i_rls = s['i_rls']
     i_sink = s['i_sink']
+    i_skp = s['i_skp']
     i_sub = s['i_sub']
     k_ca = s['k_ca']
     k_cb = s['k_cb']
@@ -90,6 +93,8 @@ def params_per_layer(s):
     _t13 = _t12*(_t11 + i_gh)
     _t14 = d_qk*i_cca*(h + h_kv)
     _t15 = d_qk*i_qk_head
+    _t16 = h*i_sink
+    _t17 = d_rl*h
     return {
         'attention/q': (
             _t0*_t1
@@ -114,12 +119,12 @@ def params_per_layer(s):
         'attention/qk_norm': (
             _t0*i_qw*(_t15 + _t2*i_qk_proj) + _t0*(_t15 + d_qk*h_kv*i_qk_proj) + h_kv*i_cca
         ),
-        'attention/sinks': h*i_sink,
+        'attention/sinks': _t16*d*i_skp + _t16*(1 - i_skp),
         'attention/lambda': 4*d_qk*i_diff,
         'attention/sub_norm': _t0*_t10*i_sub,
         'attention/dynamic_mask': b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm,
-        'attention/relative': d*d_rl*h,
-        'attention/scales': i_ng*(_t13 + _t2),
+        'attention/relative': _t17*d + _t17*i_rls,
+        'attention/scales': _t2*i_qsc + i_ng*(_t13 + _t2),
         'norms': _t0*d*n_norm,
         'residual_scales': 2*d*i_ng,
     }
@@ -373,11 +378,13 @@ def params_components(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -397,6 +404,7 @@ def params_components(s):
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -485,10 +493,12 @@ def params_components(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -497,6 +507,7 @@ def params_components(s):
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
@@ -589,68 +600,72 @@ def params_components(s):
     _t48 = d_qk*i_qk_head
     _t49 = _t0*(_t48 + d_qk*h_kv*i_qk_proj)
     _t50 = _t0*i_qw
-    _t51 = L_att2*h2
-    _t52 = _t9*h
-    _t53 = 4*i_diff
-    _t54 = _t0*i_sub
-    _t55 = d*d_rl
-    _t56 = 2*d_I
-    _t57 = d*h_I
-    _t58 = d*d_I
-    _t59 = d_I*h_I
-    _t60 = L*d
-    _t61 = _t0*_t60
-    _t62 = _t0*d
-    _t63 = 2*d
-    _t64 = 2*_t60
-    _t65 = L + L_moe
-    _t66 = n_hc**2
-    _t67 = 2*N_s
-    _t68 = G_s*_t67
-    _t69 = 2*d_in + i_m2*(H_s + _t68)
-    _t70 = R_dt + _t67
-    _t71 = 1 - i_m2
-    _t72 = _t71*d_in
-    _t73 = H_s*i_m2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lk
-    _t76 = H_v*d_lv
-    _t77 = _t75 + _t76
-    _t78 = 1 - i_cg
-    _t79 = H_v + _t76
-    _t80 = L_dn*d
-    _t81 = H_la*L_la*d_la
-    _t82 = 3*d
-    _t83 = _t81*d
-    _t84 = L_rw*d_rw
-    _t85 = _t84*d
-    _t86 = d**2
-    _t87 = d*d_gr
-    _t88 = L_gr*(_t87 + d_gr)
-    _t89 = L_gr*d_gr
-    _t90 = 2*d_gr
-    _t91 = H_ml*L_ml
-    _t92 = _t91*d*d_mk
-    _t93 = _t91*d_mv
-    _t94 = _t93*d
-    _t95 = 2*H_ml
-    _t96 = b_sc*d
-    _t97 = i_glu + 1
-    _t98 = b_ff*d_ff
-    _t99 = d*d_ff
-    _t100 = _t97*(_t98 + _t99)
-    _t101 = _t99 + b_ff*d
-    _t102 = _t54*d_ff
-    _t103 = _t97*d_ff
-    _t104 = _t103*i_ng
-    _t105 = i_rt*r_rt
-    _t106 = E + E_0
-    _t107 = _t63*i_pk
-    _t108 = i_pk - 1
-    _t109 = d*(i_glu + 2)
-    _t110 = 3*_t62
-    _t111 = _t60*p_le
-    _t112 = _t60*i_au
+    _t51 = h2*i_sink2
+    _t52 = d*i_skp
+    _t53 = 1 - i_skp
+    _t54 = h*i_sink
+    _t55 = 4*i_diff
+    _t56 = _t0*i_sub
+    _t57 = d_rl*h2
+    _t58 = d_rl*h
+    _t59 = 2*d_I
+    _t60 = d*h_I
+    _t61 = d*d_I
+    _t62 = d_I*h_I
+    _t63 = L*d
+    _t64 = _t0*_t63
+    _t65 = _t0*d
+    _t66 = 2*d
+    _t67 = 2*_t63
+    _t68 = L + L_moe
+    _t69 = 2*b_norm + 2*g_norm
+    _t70 = n_hc**2
+    _t71 = 2*N_s
+    _t72 = G_s*_t71
+    _t73 = 2*d_in + i_m2*(H_s + _t72)
+    _t74 = R_dt + _t71
+    _t75 = 1 - i_m2
+    _t76 = _t75*d_in
+    _t77 = H_s*i_m2
+    _t78 = 2*H_k*d_lk
+    _t79 = H_v*d_lk
+    _t80 = H_v*d_lv
+    _t81 = _t79 + _t80
+    _t82 = 1 - i_cg
+    _t83 = H_v + _t80
+    _t84 = L_dn*d
+    _t85 = H_la*L_la*d_la
+    _t86 = 3*d
+    _t87 = _t85*d
+    _t88 = L_rw*d_rw
+    _t89 = _t88*d
+    _t90 = d**2
+    _t91 = d*d_gr
+    _t92 = L_gr*(_t91 + d_gr)
+    _t93 = L_gr*d_gr
+    _t94 = 2*d_gr
+    _t95 = H_ml*L_ml
+    _t96 = _t95*d*d_mk
+    _t97 = _t95*d_mv
+    _t98 = _t97*d
+    _t99 = 2*H_ml
+    _t100 = b_sc*d
+    _t101 = i_glu + 1
+    _t102 = b_ff*d_ff
+    _t103 = d*d_ff
+    _t104 = _t101*(_t102 + _t103)
+    _t105 = _t103 + b_ff*d
+    _t106 = _t56*d_ff
+    _t107 = _t101*d_ff
+    _t108 = _t107*i_ng
+    _t109 = i_rt*r_rt
+    _t110 = E + E_0
+    _t111 = _t66*i_pk
+    _t112 = i_pk - 1
+    _t113 = d*(i_glu + 2)
+    _t114 = 3*_t65
+    _t115 = _t63*p_le
+    _t116 = _t63*i_au
     return {
         'attention/q': (
             L_att2*(
@@ -690,122 +705,130 @@ def params_components(s):
             - _t23*_t49
             + _t9*(_t49 + _t50*(_t11*i_qk_proj + _t48) + h_kv*i_cca)
         ),
-        'attention/sinks': _t51*i_sink2 + _t52*i_sink,
-        'attention/lambda': L_att2*_t53*d_qk2 + _t53*_t9*d_qk,
-        'attention/sub_norm': L_att2*_t26*_t54 + _t28*_t54*_t9,
+        'attention/sinks': L_att2*(_t51*_t52 + _t51*_t53) + _t9*(_t52*_t54 + _t53*_t54),
+        'attention/lambda': L_att2*_t55*d_qk2 + _t55*_t9*d_qk,
+        'attention/sub_norm': L_att2*_t26*_t56 + _t28*_t56*_t9,
         'attention/dynamic_mask': (
             L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
             + _t9*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
         ),
-        'attention/relative': _t51*_t55 + _t52*_t55 + d_rl*(E_rl*(L_att - L_loc) + L_loc*w),
-        'attention/scales': L_att2*i_ng*(_t3 + _t36) + _t9*i_ng*(_t11 + _t39),
+        'attention/relative': (
+            L_att2*(_t57*d + _t57*i_rls)
+            + _t9*(_t58*d + _t58*i_rls)
+            + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
+        ),
+        'attention/scales': (
+            L_att2*(_t3*i_qsc + i_ng*(_t3 + _t36)) + _t9*(_t11*i_qsc + i_ng*(_t11 + _t39))
+        ),
         'attention/compressor': (
             4*L_csa*d*d_qk + L_csa*(_t44*m_csa + d_qk) + L_hca*_t44*d + L_hca*(d_qk*m_hca + d_qk)
         ),
         'attention/indexer': (
-            L_csa*(_t56*m_csa + d_I)
-            + L_csa*(_t57 + 4*_t58 + _t59*r_q)
-            + L_idx*(_t56 + _t57*i_hw + _t58 + _t59*(d*(1 - i_hw) + i_hw*r_q))
+            L_csa*(_t59*m_csa + d_I)
+            + L_csa*(_t60 + 4*_t61 + _t62*r_q)
+            + L_idx*(_t59 + _t60*i_hw + _t61 + _t62*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'norms': _t61*n_norm - _t62*(1 - i_n0),
-        'residual_scales': _t63*i_rse + _t64*i_ng + d*i_rsc*(L_dense + _t65)*(b_rsc + 2*i_rbr + 1),
-        'norm_gates': _t63*_t65*r_ng,
-        'residual_conv': _t64*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t66*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t69*b_ssm + _t69*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t68*i_m2 + d_in),
-        'mamba/x': L_ssm*_t70*_t72,
-        'mamba/dt': L_ssm*(R_dt*_t72 + _t72 + _t73),
-        'mamba/ssm': L_ssm*(_t71*(N_s*d_in + d_in) + 2*_t73),
-        'mamba/norm': L_ssm*(_t70*_t71*i_dtn + d_in*i_gn*i_m2),
+        'norms': _t64*n_norm - _t65*(1 - i_n0),
+        'residual_scales': _t66*i_rse + _t67*i_ng + d*i_rsc*(L_dense + _t68)*(b_rsc + 2*i_rbr + 1),
+        'norm_gates': _t66*_t68*r_ng,
+        'residual_conv': _t67*k_rc,
+        'attention/conv_taps': H_rct*_t66*k_rc,
+        'block_residual': L_brs*_t69*d + N_brq*d,
+        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t70*i_hcm + 2*n_hc)*(d*n_hc + 1)),
+        'mamba/in': L_ssm*(_t73*b_ssm + _t73*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t72*i_m2 + d_in),
+        'mamba/x': L_ssm*_t74*_t76,
+        'mamba/dt': L_ssm*(R_dt*_t76 + _t76 + _t77),
+        'mamba/ssm': L_ssm*(_t75*(N_s*d_in + d_in) + 2*_t77),
+        'mamba/norm': L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t80*(_t74 + _t77*i_gf + _t78*_t79 + _t79),
-        'deltanet/lowrank': L_dn*i_cg*(_t63*r_g + _t77*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t74 + _t76),
-        'deltanet/gates': L_dn*(H_v*_t78 + H_v + _t75*i_cg),
+        'deltanet/in': _t84*(_t78 + _t81*i_gf + _t82*_t83 + _t83),
+        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t81*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t78 + _t80),
+        'deltanet/gates': L_dn*(H_v*_t82 + H_v + _t79*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t76*_t80,
-        'lightning/qkv': _t81*_t82,
-        'lightning/gate': _t83,
-        'lightning/out': _t83,
-        'lightning/norm': _t81,
-        'rwkv/key': _t85,
-        'rwkv/value': _t85,
-        'rwkv/receptance': _t85,
-        'rwkv/output': _t85,
-        'rwkv/gate': L_rw*_t86,
-        'rwkv/decay': 2*_t84,
+        'deltanet/out': _t80*_t84,
+        'lightning/qkv': _t85*_t86,
+        'lightning/gate': _t87,
+        'lightning/out': _t87,
+        'lightning/norm': _t85,
+        'rwkv/key': _t89,
+        'rwkv/value': _t89,
+        'rwkv/receptance': _t89,
+        'rwkv/output': _t89,
+        'rwkv/gate': L_rw*_t90,
+        'rwkv/decay': 2*_t88,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t88,
-        'griffin/x': _t88,
-        'griffin/conv': _t89*(k_gr + 1),
-        'griffin/gates': L_gr*(_t90*w_gr + _t90),
-        'griffin/decay': _t89,
-        'griffin/out': L_gr*(_t87 + d),
-        'mlstm/q': _t92,
-        'mlstm/k': _t92,
-        'mlstm/v': _t94,
-        'mlstm/ogate': _t94,
-        'mlstm/gates': L_ml*(_t95*d + _t95),
-        'mlstm/norm': _t93,
-        'mlstm/out': _t94,
-        'conv/in': L_sc*(3*_t86 + 3*_t96),
+        'griffin/y': _t92,
+        'griffin/x': _t92,
+        'griffin/conv': _t93*(k_gr + 1),
+        'griffin/gates': L_gr*(_t94*w_gr + _t94),
+        'griffin/decay': _t93,
+        'griffin/out': L_gr*(_t91 + d),
+        'mlstm/q': _t96,
+        'mlstm/k': _t96,
+        'mlstm/v': _t98,
+        'mlstm/ogate': _t98,
+        'mlstm/gates': L_ml*(_t99*d + _t99),
+        'mlstm/norm': _t97,
+        'mlstm/out': _t98,
+        'conv/in': L_sc*(3*_t100 + 3*_t90),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t86 + _t96),
+        'conv/out': L_sc*(_t100 + _t90),
         'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
-        'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
+        'cross_attention/qk_norm': L_xa*_t69*d_qk,
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t100 + L_dw*(-_t100 + _t97*(2*_t98 + 2*_t99)),
-        'mlp/down': L_dense*_t101 + L_dw*_t99,
+        'mlp/up': L_dense*_t104 + L_dw*(_t101*(2*_t102 + 2*_t103) - _t104),
+        'mlp/down': L_dense*_t105 + L_dw*_t103,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t102 + L_dw*_t102,
+        'mlp/sub_norm': L_dense*_t106 + L_dw*_t106,
         'mlp/scale': L_dense*i_fos,
-        'mlp/scales': L_dense*_t104 + L_dw*_t104,
+        'mlp/scales': L_dense*_t108 + L_dw*_t108,
         'moe/router': (
             L_moe*(
-                _t105*(_t0 + 4)
-                + _t106*b_router
-                + _t107*n_pk
-                + d*(-_t108 - i_rt)*(E_s*i_srt + _t106)
+                _t109*(_t0 + 4)
+                + _t110*b_router
+                + _t111*n_pk
+                + d*(-_t112 - i_rt)*(E_s*i_srt + _t110)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t105
+            - _t109
         ),
-        'moe/experts': E*L_moe*(_t107*d_e - _t108*(_t109*d_e + b_ff*(_t97*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t109*d_s + b_ff*(_t97*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t111*d_e - _t112*(_t113*d_e + b_ff*(_t101*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t113*d_s + b_ff*(_t101*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t110*i_bn + _t62*i_mn),
-        'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t63),
-        'shared_block/mlp': M_sb*(_t100 + _t101 + n_act),
-        'shared_block/norms': M_sb*_t110,
-        'shared_block/projection': L_sb*_t86,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t103 + d)),
+        'moe/norm': L_moe*(_t114*i_bn + _t65*i_mn),
+        'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t66),
+        'shared_block/mlp': M_sb*(_t104 + _t105 + n_act),
+        'shared_block/norms': M_sb*_t114,
+        'shared_block/projection': L_sb*_t90,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t107 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t111,
-        'per_layer_embeddings/layers': 2*_t111,
-        'per_layer_embeddings/norms': _t0*i_le*(_t60 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t112,
-        'altup/projections': _t86*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t112,
-        'laurel/layers': _t64*r_lr,
-        'laurel/norms': _t61*i_lr,
+        'per_layer_embeddings/projection': _t115,
+        'per_layer_embeddings/layers': 2*_t115,
+        'per_layer_embeddings/norms': _t0*i_le*(_t63 + p_le),
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t116,
+        'altup/projections': _t90*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t116,
+        'laurel/layers': _t67*r_lr,
+        'laurel/norms': _t64*i_lr,
         'embedding/token': V*d_emb,
         'embedding/position': P*d,
-        'embedding/norm': _t62*i_norm_emb,
+        'embedding/norm': _t65*i_norm_emb,
         'embedding/segment': V_seg*d,
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
-        'embedding_projection': _t63*d_emb*i_proj,
-        'hyper_connections/head': _t66*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t82,
-        'final_norm': _t62*i_norm_final,
+        'embedding_projection': _t66*d_emb*i_proj,
+        'hyper_connections/head': _t70*d + i_hc + n_hc,
+        'drafter/projections': D_tg*_t86,
+        'final_norm': _t65*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
-        'prediction_head': i_ph*(_t62 + _t86 + b_ph*d),
+        'prediction_head': i_ph*(_t65 + _t90 + b_ph*d),
     }
 
 
@@ -821,11 +844,13 @@ def params_summary(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -846,6 +871,7 @@ def params_summary(s):
     L_xa = s['L_xa']
     M = s['M']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -936,10 +962,12 @@ def params_summary(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -948,6 +976,7 @@ def params_summary(s):
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
@@ -997,298 +1026,304 @@ def params_summary(s):
     _t14 = _t11*_t9 + _t7*_t8 + b_qkv*(_t10*_t13 + _t8*i_mla) + i_qlora*(_t10*_t12*r_q2 + d*r_q2)
     _t15 = L_att - L_att2
     _t16 = _t0*(E_a*h_kv - h)
-    _t17 = d_v*h
-    _t18 = _t17*d
-    _t19 = _t18*_t3 + _t2 + i_og*(_t17*r_o + _t5)
-    _t20 = _t16*d_v + _t19
-    _t21 = i_qlora*r_q
-    _t22 = d_qk*h
-    _t23 = _t22*d
-    _t24 = _t21*_t7 + _t23*_t9 + b_qkv*(_t13*_t22 + _t21*i_mla) + i_qlora*(_t12*_t22*r_q + d*r_q)
-    _t25 = _t16*d_qk + _t24
-    _t26 = 2*d
-    _t27 = _t26*i_pk
-    _t28 = i_pk - 1
-    _t29 = d*(i_glu + 2)
-    _t30 = i_glu + 1
-    _t31 = _t27*d_e - _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
-    _t32 = E*_t31
-    _t33 = n_hc**2
-    _t34 = 1 - i_gh
-    _t35 = _t34*d_v2
-    _t36 = h2*i_gate
-    _t37 = _t13*b_qkv*(1 - b_gh)
-    _t38 = 2*i_lg
-    _t39 = d*(1 - i_lg)
-    _t40 = _t36*(_t35 + i_gh)
-    _t41 = d_qk2*i_qk_head
-    _t42 = _t7*(_t41 + d_qk2*h_kv2*i_qk_proj)
-    _t43 = _t7*i_qw
-    _t44 = d_qk2 + d_v2
-    _t45 = d_qk2*i_cca*(h2 + h_kv2)
-    _t46 = _t7*i_mla
-    _t47 = d_rope2 + r_kv2
-    _t48 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t49 = (
-        _t46*(d_rope2*i_krn + r_kv2)
-        + _t48*d
-        + b_qkv*(_t47*i_mla + _t48)
-        + i_mla*(_t47*d + h2*r_kv2*(_t44 - d_rope2))
+    _t17 = d*h
+    _t18 = _t17*d_v
+    _t19 = d_v*h
+    _t20 = _t18*_t3 + _t2 + i_og*(_t19*r_o + _t5)
+    _t21 = _t16*d_v + _t20
+    _t22 = i_qlora*r_q
+    _t23 = d_qk*h
+    _t24 = _t23*d
+    _t25 = _t22*_t7 + _t24*_t9 + b_qkv*(_t13*_t23 + _t22*i_mla) + i_qlora*(_t12*_t23*r_q + d*r_q)
+    _t26 = _t16*d_qk + _t25
+    _t27 = 2*d
+    _t28 = _t27*i_pk
+    _t29 = i_pk - 1
+    _t30 = d*(i_glu + 2)
+    _t31 = i_glu + 1
+    _t32 = _t28*d_e - _t29*(_t30*d_e + b_ff*(_t31*d_e + d))
+    _t33 = E*_t32
+    _t34 = n_hc**2
+    _t35 = 1 - i_gh
+    _t36 = _t35*d_v2
+    _t37 = h2*i_gate
+    _t38 = _t37*(_t36 + i_gh)
+    _t39 = d_rl*h2
+    _t40 = h2*i_sink2
+    _t41 = 1 - i_skp
+    _t42 = _t13*b_qkv*(1 - b_gh)
+    _t43 = 2*i_lg
+    _t44 = d*(1 - i_lg)
+    _t45 = d_qk2*i_qk_head
+    _t46 = _t7*(_t45 + d_qk2*h_kv2*i_qk_proj)
+    _t47 = _t7*i_qw
+    _t48 = d_qk2 + d_v2
+    _t49 = d_qk2*i_cca*(h2 + h_kv2)
+    _t50 = _t7*i_mla
+    _t51 = d_rope2 + r_kv2
+    _t52 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t53 = (
+        _t50*(d_rope2*i_krn + r_kv2)
+        + _t52*d
+        + b_qkv*(_t51*i_mla + _t52)
+        + i_mla*(_t51*d + h2*r_kv2*(_t48 - d_rope2))
     )
-    _t50 = 2*d_I
-    _t51 = 2*d_qk
-    _t52 = d*h_I
-    _t53 = d*d_I
-    _t54 = d_I*h_I
-    _t55 = d*d_ff
-    _t56 = _t55 + b_ff*d
-    _t57 = L_dn*d_lv
-    _t58 = H_v*d_lk
-    _t59 = 1 - i_cg
-    _t60 = b_ff*d_ff
-    _t61 = _t30*(_t55 + _t60)
-    _t62 = L_gr*d_gr
-    _t63 = d*d_gr
-    _t64 = 2*d_gr
-    _t65 = _t50 + _t52*i_hw + _t53 + _t54*(d*(1 - i_hw) + i_hw*r_q)
-    _t66 = 2*H_ml
-    _t67 = _t66*d
-    _t68 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
-    _t69 = _t7*d
-    _t70 = 3*_t69
-    _t71 = _t69*i_mn + _t70*i_bn
-    _t72 = E + E_0
-    _t73 = i_rt*r_rt
-    _t74 = (
-        _t27*n_pk
-        + _t72*b_router
-        + _t73*(_t7 + 4)
-        + d*(-_t28 - i_rt)*(E_s*i_srt + _t72)
+    _t54 = 2*d_I
+    _t55 = 2*d_qk
+    _t56 = d*h_I
+    _t57 = d*d_I
+    _t58 = d_I*h_I
+    _t59 = d*d_ff
+    _t60 = _t59 + b_ff*d
+    _t61 = L_dn*d_lv
+    _t62 = H_v*d_lk
+    _t63 = 1 - i_cg
+    _t64 = b_ff*d_ff
+    _t65 = _t31*(_t59 + _t64)
+    _t66 = L_gr*d_gr
+    _t67 = d*d_gr
+    _t68 = 2*d_gr
+    _t69 = _t54 + _t56*i_hw + _t57 + _t58*(d*(1 - i_hw) + i_hw*r_q)
+    _t70 = 2*H_ml
+    _t71 = _t70*d
+    _t72 = E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate
+    _t73 = _t7*d
+    _t74 = 3*_t73
+    _t75 = _t73*i_mn + _t74*i_bn
+    _t76 = E + E_0
+    _t77 = i_rt*r_rt
+    _t78 = (
+        _t28*n_pk
+        + _t76*b_router
+        + _t77*(_t7 + 4)
+        + d*(-_t29 - i_rt)*(E_s*i_srt + _t76)
         + i_rgs
         + i_rs*(E + d)
         + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t75 = d**2
-    _t76 = _t30*d_ff
-    _t77 = d_qk + d_v
-    _t78 = _t77*h_kv
-    _t79 = b_sc*d
-    _t80 = 2*N_s
-    _t81 = G_s*_t80
-    _t82 = 2*d_in + i_m2*(H_s + _t81)
-    _t83 = H_s*i_m2
-    _t84 = 1 - i_m2
-    _t85 = R_dt + _t80
-    _t86 = _t84*d_in
-    _t87 = _t56 + _t61 + n_act
-    _t88 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t89 = _t34*d_v
-    _t90 = h*i_gate
-    _t91 = _t90*(_t89 + i_gh)
-    _t92 = _t37*_t89*_t90 + _t91*(_t38*r_q + _t39) + b_gh*h
-    _t93 = d_qk*i_qk_head
-    _t94 = _t7*(_t93 + d_qk*h_kv*i_qk_proj)
-    _t95 = _t43*(_t22*i_qk_proj + _t93) + _t94 + h_kv*i_cca
-    _t96 = i_cca*(h + h_kv)
-    _t97 = _t51*_t96 + _t78*k_rc + _t96*d_qk*(d_qk*k_cb + k_ca)
-    _t98 = d_rope + r_kv
-    _t99 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t100 = (
-        _t46*(d_rope*i_krn + r_kv)
-        + _t99*d
-        + b_qkv*(_t98*i_mla + _t99)
-        + i_mla*(_t98*d + h*r_kv*(_t77 - d_rope))
+    _t79 = d**2
+    _t80 = _t31*d_ff
+    _t81 = d_qk + d_v
+    _t82 = _t81*h_kv
+    _t83 = b_sc*d
+    _t84 = 2*N_s
+    _t85 = G_s*_t84
+    _t86 = 2*d_in + i_m2*(H_s + _t85)
+    _t87 = H_s*i_m2
+    _t88 = 1 - i_m2
+    _t89 = R_dt + _t84
+    _t90 = _t88*d_in
+    _t91 = _t60 + _t65 + n_act
+    _t92 = _t35*d_v
+    _t93 = h*i_gate
+    _t94 = _t93*(_t92 + i_gh)
+    _t95 = _t23*i_qsc + i_ng*(_t23 + _t94)
+    _t96 = _t17*d_rl + d_rl*h*i_rls
+    _t97 = _t17*i_sink*i_skp + _t41*h*i_sink
+    _t98 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t99 = _t42*_t92*_t93 + _t94*(_t43*r_q + _t44) + b_gh*h
+    _t100 = d_qk*i_qk_head
+    _t101 = _t7*(_t100 + d_qk*h_kv*i_qk_proj)
+    _t102 = _t101 + _t47*(_t100 + _t23*i_qk_proj) + h_kv*i_cca
+    _t103 = i_cca*(h + h_kv)
+    _t104 = _t103*_t55 + _t103*d_qk*(d_qk*k_cb + k_ca) + _t82*k_rc
+    _t105 = d_rope + r_kv
+    _t106 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t107 = (
+        _t106*d
+        + _t50*(d_rope*i_krn + r_kv)
+        + b_qkv*(_t105*i_mla + _t106)
+        + i_mla*(_t105*d + h*r_kv*(_t81 - d_rope))
     )
-    _t101 = L_kvs - L_kvs2
-    _t102 = L_rw*d_rw
-    _t103 = 3*d
-    _t104 = 5*d
-    _t105 = H_la*L_la*d_la
-    _t106 = H_ml*L_ml*d_mv
-    _t107 = L*d
-    _t108 = L_att2*h2
-    _t109 = 2*H_k*d_lk
-    _t110 = H_v*d_lv
-    _t111 = _t110 + _t58
-    _t112 = H_v + _t110
-    _t113 = b_moe*d
-    _t114 = h*i_sink
-    _t115 = i_ng*(_t22 + _t91)
-    _t116 = i_rel*(2*_t22 + _t23)
-    _t117 = 2*_t107
-    _t118 = L + L_moe
-    _t119 = 4*i_diff
-    _t120 = 4*d
-    _t121 = _t119*d_qk
-    _t122 = E_a*_t0
-    _t123 = L*_t69
-    _t124 = _t69*n_norm
-    _t125 = d*d_rl
-    _t126 = _t76*i_ng
-    _t127 = _t7*i_sub
-    _t128 = _t127*d_ff
-    _t129 = _t125*h
-    _t130 = _t127*_t17
-    _t131 = (
+    _t108 = L_kvs - L_kvs2
+    _t109 = L_rw*d_rw
+    _t110 = 3*d
+    _t111 = 5*d
+    _t112 = H_la*L_la*d_la
+    _t113 = H_ml*L_ml*d_mv
+    _t114 = L*d
+    _t115 = 2*b_norm + 2*g_norm
+    _t116 = 2*H_k*d_lk
+    _t117 = H_v*d_lv
+    _t118 = _t117 + _t62
+    _t119 = H_v + _t117
+    _t120 = b_moe*d
+    _t121 = i_rel*(2*_t23 + _t24)
+    _t122 = 2*_t114
+    _t123 = L + L_moe
+    _t124 = 4*i_diff
+    _t125 = 4*d
+    _t126 = _t124*d_qk
+    _t127 = E_a*_t0
+    _t128 = L*_t73
+    _t129 = _t73*n_norm
+    _t130 = _t80*i_ng
+    _t131 = _t7*i_sub
+    _t132 = _t131*d_ff
+    _t133 = _t131*_t19
+    _t134 = (
         C_cen*d
-        + D_tg*_t103
-        + H_v*_t57*d
-        + L*_t124
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + D_tg*_t110
+        + H_rct*_t27*k_rc
+        + H_v*_t61*d
+        + L*_t129
+        + L*(2*i_hc*(i_hcm + 2) + 2*(_t34*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t119*d_qk2
-        + L_att2*_t122
-        + L_att2*_t127*_t4
-        + L_att2*_t49
-        + L_att2*i_ng*(_t10 + _t40)
+        + L_att2*_t124*d_qk2
+        + L_att2*_t127
+        + L_att2*_t131*_t4
+        + L_att2*_t53
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t42 + _t43*(_t10*i_qk_proj + _t41) + h_kv2*i_cca)
+        + L_att2*(_t10*i_qsc + i_ng*(_t10 + _t38))
+        + L_att2*(_t39*d + _t39*i_rls)
+        + L_att2*(_t40*_t41 + _t40*d*i_skp)
+        + L_att2*(_t46 + _t47*(_t10*i_qk_proj + _t45) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t35*_t36*_t37 + _t40*(_t38*r_q2 + _t39) + b_gh*h2)
-        + L_att2*(_t44*h_kv2*k_rc + _t45*(d_qk2*k_cb + k_ca) + 2*_t45)
-        + L_csa*_t120*d_qk
-        + L_csa*(_t50*m_csa + d_I)
-        + L_csa*(_t51*m_csa + d_qk)
-        + L_csa*(_t52 + 4*_t53 + _t54*r_q)
-        + L_dense*_t126
-        + L_dense*_t128
-        + L_dense*_t56
-        + L_dense*_t61
+        + L_att2*(_t36*_t37*_t42 + _t38*(_t43*r_q2 + _t44) + b_gh*h2)
+        + L_att2*(_t48*h_kv2*k_rc + _t49*(d_qk2*k_cb + k_ca) + 2*_t49)
+        + L_brs*_t115*d
+        + L_csa*_t125*d_qk
+        + L_csa*(_t54*m_csa + d_I)
+        + L_csa*(_t55*m_csa + d_qk)
+        + L_csa*(_t56 + 4*_t57 + _t58*r_q)
+        + L_dense*_t130
+        + L_dense*_t132
+        + L_dense*_t60
+        + L_dense*_t65
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t109 + _t111*i_gf + _t112*_t59 + _t112)
-        + L_dn*i_cg*(_t111*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t109 + _t110)
-        + L_dn*(H_v*_t59 + H_v + _t58*i_cg)
-        + L_dw*_t126
-        + L_dw*_t128
-        + L_dw*_t55
-        + L_dw*(_t30*(2*_t55 + 2*_t60) - _t61)
-        + L_gr*(_t63 + d)
-        + 2*L_gr*(_t63 + d_gr)
-        + L_gr*(_t64*w_gr + _t64)
-        + L_hca*_t51*d
+        + L_dn*d*(_t116 + _t118*i_gf + _t119*_t63 + _t119)
+        + L_dn*i_cg*(_t118*r_g + _t27*r_g)
+        + L_dn*k_dn*(_t116 + _t117)
+        + L_dn*(H_v*_t63 + H_v + _t62*i_cg)
+        + L_dw*_t130
+        + L_dw*_t132
+        + L_dw*_t59
+        + L_dw*(_t31*(2*_t59 + 2*_t64) - _t65)
+        + L_gr*(_t67 + d)
+        + 2*L_gr*(_t67 + d_gr)
+        + L_gr*(_t68*w_gr + _t68)
+        + L_hca*_t55*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t65
-        - L_kvs2*_t42
-        - L_kvs2*_t49
-        + L_ml*_t67*d_mk
-        + L_ml*(_t66 + _t67)
-        + L_moe*_t113
-        + L_moe*_t68
-        + L_moe*_t71
-        + L_moe*_t74
-        + L_rw*_t104
-        + L_rw*_t75
-        + L_sb*_t75
-        + L_sb*(i_sba*r_sb*(_t22 + _t78 + 6*d) + r_sb*(_t76 + d))
+        + L_idx*_t69
+        - L_kvs2*_t46
+        - L_kvs2*_t53
+        + L_ml*_t71*d_mk
+        + L_ml*(_t70 + _t71)
+        + L_moe*_t120
+        + L_moe*_t72
+        + L_moe*_t75
+        + L_moe*_t78
+        + L_rw*_t111
+        + L_rw*_t79
+        + L_sb*_t79
+        + L_sb*(i_sba*r_sb*(_t23 + _t82 + 6*d) + r_sb*(_t80 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t75 + _t79)
-        + L_sc*(3*_t75 + 3*_t79)
-        + L_ssm*_t85*_t86
-        + L_ssm*(2*_t83 + _t84*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t81*i_m2 + d_in)
-        + L_ssm*(_t82*b_ssm + _t82*d)
+        + L_sc*(_t79 + _t83)
+        + L_sc*(3*_t79 + 3*_t83)
+        + L_ssm*_t89*_t90
+        + L_ssm*(2*_t87 + _t88*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t85*i_m2 + d_in)
+        + L_ssm*(_t86*b_ssm + _t86*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t84*_t85*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t86 + _t83 + _t86)
+        + L_ssm*(_t88*_t89*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t90 + _t87 + _t90)
+        + L_xa*_t115*d_qk
         + L_xa*_t18
-        + L_xa*_t23
-        + L_xa*_t78*d
-        + L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + L_xa*_t24
+        + L_xa*_t82*d
         + 2*L_xa
-        + M_sb*_t70
-        + M_sb*_t87
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t78)
-        - _t100*_t101
-        + _t100*_t15
-        - _t101*_t94
-        + _t102*_t120
-        + 2*_t102
-        + _t103*_t106
-        + _t104*_t105
-        + _t105
-        + _t106
-        + _t107*i_au
-        + 3*_t107*p_le
-        + _t108*_t125
-        + _t108*i_sink2
-        + _t114*_t15
-        + _t115*_t15
-        + _t116*_t15
-        + _t117*i_ng
-        + _t117*k_rc
-        + _t117*r_lr
-        + _t118*_t26*r_ng
+        + M_sb*_t74
+        + M_sb*_t91
+        + M_sb*(_t18 + _t23*_t27 + _t27*_t82)
+        + N_brq*d
+        - _t101*_t108
+        + _t102*_t15
+        + _t104*_t15
+        - _t107*_t108
+        + _t107*_t15
+        + _t109*_t125
+        + 2*_t109
+        + _t110*_t113
+        + _t111*_t112
+        + _t112
+        + _t113
+        + _t114*i_au
+        + 3*_t114*p_le
         + _t121*_t15
-        + _t122*_t15
-        + _t123*i_au
-        + _t123*i_lr
-        + _t129*_t15
-        + _t130*_t15
-        + _t15*_t88
-        + _t15*_t92
+        + _t122*i_ng
+        + _t122*k_rc
+        + _t122*r_lr
+        + _t123*_t27*r_ng
+        + _t126*_t15
+        + _t127*_t15
+        + _t128*i_au
+        + _t128*i_lr
+        + _t133*_t15
         + _t15*_t95
+        + _t15*_t96
         + _t15*_t97
-        + _t26*d_emb*i_proj
-        + _t26*i_rse
-        + _t33*d
-        + _t57
-        + _t62*(k_gr + 1)
-        + _t62
-        + _t69*i_norm_emb
-        + _t69*i_norm_final
-        - _t69*(1 - i_n0)
-        + _t7*i_le*(_t107 + p_le)
-        - _t73
-        + _t75*(-2*i_au + 2*n_au)
+        + _t15*_t98
+        + _t15*_t99
+        + _t27*d_emb*i_proj
+        + _t27*i_rse
+        + _t34*d
+        + _t61
+        + _t66*(k_gr + 1)
+        + _t66
+        + _t7*i_le*(_t114 + p_le)
+        + _t73*i_norm_emb
+        + _t73*i_norm_final
+        - _t73*(1 - i_n0)
+        - _t77
+        + _t79*(-2*i_au + 2*n_au)
         + b_oL*d
         + d*i_ls
-        + d*i_rsc*(L_dense + _t118)*(b_rsc + 2*i_rbr + 1)
+        + d*i_rsc*(L_dense + _t123)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
         + i_hc
-        + i_ph*(_t69 + _t75 + b_ph*d)
+        + i_ph*(_t73 + _t79 + b_ph*d)
         + n_hc
     )
-    _t132 = (
+    _t135 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
-        + L_moe*_t32
-        + _t131
-        + _t15*_t20
-        + _t15*_t25
+        + L_moe*_t33
+        + _t134
+        + _t15*_t21
+        + _t15*_t26
     )
-    _t133 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t134 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t133
+    _t136 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t137 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t136
     return {
-        'total': _t132 + _t134,
-        'embedding': _t133,
-        'non_embedding': _t132,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t131 + _t134 + _t15*_t19 + _t15*_t24,
+        'total': _t135 + _t137,
+        'embedding': _t136,
+        'non_embedding': _t135,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t134 + _t137 + _t15*_t20 + _t15*_t25,
         'mtp': (
-            M*_t70
-            + 2*M*_t75
+            M*_t74
+            + 2*M*_t79
             + M*(
-                _t100
-                + _t114
-                + _t115
-                + _t116
+                _t102
+                + _t104
+                + _t107
                 + _t121
-                + _t122
-                + _t124
+                + _t126
+                + _t127
                 + _t129
-                + _t130
-                + _t20
-                + _t25
-                + _t26*i_ng
-                + _t65*i_dsa
-                + _t88
-                + _t92
+                + _t133
+                + _t21
+                + _t26
+                + _t27*i_ng
+                + _t69*i_dsa
                 + _t95
+                + _t96
                 + _t97
-                + i_moe*(_t113 + _t32 + _t68 + _t71 + _t74)
-                + (1 - i_moe)*(_t126 + _t128 + _t87 + i_fos)
+                + _t98
+                + _t99
+                + i_moe*(_t120 + _t33 + _t72 + _t75 + _t78)
+                + (1 - i_moe)*(_t130 + _t132 + _t91 + i_fos)
             )
         ),
     }
@@ -1306,6 +1341,7 @@ def flops_forward_components(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -1332,6 +1368,7 @@ def flops_forward_components(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_cen = s['V_cen']
@@ -1389,6 +1426,9 @@ def flops_forward_components(s):
     i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     k = s['k']
     k_ca = s['k_ca']
@@ -1441,54 +1481,56 @@ def flops_forward_components(s):
     _t21 = _t3*d
     _t22 = E_a*i_moa
     _t23 = _t7*d
-    _t24 = L_chk2 + L_loc2
-    _t25 = _t11*h_kv
-    _t26 = d*h_I
-    _t27 = d*d_I
-    _t28 = d_I*h_I
-    _t29 = d*d_qk
-    _t30 = 2*d_in
-    _t31 = 2*N_s
-    _t32 = G_s*_t31
-    _t33 = 2*d
-    _t34 = L_ssm*_t30
-    _t35 = _t34*(1 - i_m2)
-    _t36 = 2*H_k*d_lk
-    _t37 = H_v*d_lv
-    _t38 = H_v*d_lk + _t37
-    _t39 = H_v + _t37
-    _t40 = L_dn*_t33
-    _t41 = 2*L_dn
-    _t42 = 6*d
-    _t43 = H_la*L_la
-    _t44 = _t43*d_la
-    _t45 = _t33*_t44
-    _t46 = L_rw*d_rw
-    _t47 = _t33*_t46
-    _t48 = d**2
-    _t49 = 2*_t48
-    _t50 = L_gr*d_gr
-    _t51 = _t33*_t50
-    _t52 = H_ml*L_ml
-    _t53 = _t33*_t52
-    _t54 = _t53*d_mk
-    _t55 = _t53*d_mv
-    _t56 = 4*d
-    _t57 = L*_t56
-    _t58 = _t33*_t4
-    _t59 = L_xa*i_img
-    _t60 = i_glu + 2
-    _t61 = _t33*_t60*d_ff
-    _t62 = _t33*i_pk
-    _t63 = i_pk - 1
-    _t64 = 2*L_moe
-    _t65 = _t60*d
-    _t66 = n_hc**2
-    _t67 = _t66*i_hcm
-    _t68 = 2*L
-    _t69 = 2*L_sb
-    _t70 = n_au**2
-    _t71 = 2*d_emb
+    _t24 = _t21*h2
+    _t25 = _t23*h
+    _t26 = L_chk2 + L_loc2
+    _t27 = _t11*h_kv
+    _t28 = d*h_I
+    _t29 = d*d_I
+    _t30 = d_I*h_I
+    _t31 = 4*d
+    _t32 = 2*d_in
+    _t33 = 2*N_s
+    _t34 = G_s*_t33
+    _t35 = 2*d
+    _t36 = L_ssm*_t32
+    _t37 = _t36*(1 - i_m2)
+    _t38 = 2*H_k*d_lk
+    _t39 = H_v*d_lv
+    _t40 = H_v*d_lk + _t39
+    _t41 = H_v + _t39
+    _t42 = L_dn*_t35
+    _t43 = 2*L_dn
+    _t44 = 6*d
+    _t45 = H_la*L_la
+    _t46 = _t45*d_la
+    _t47 = _t35*_t46
+    _t48 = L_rw*d_rw
+    _t49 = _t35*_t48
+    _t50 = d**2
+    _t51 = 2*_t50
+    _t52 = L_gr*d_gr
+    _t53 = _t35*_t52
+    _t54 = H_ml*L_ml
+    _t55 = _t35*_t54
+    _t56 = _t55*d_mk
+    _t57 = _t55*d_mv
+    _t58 = _t31*k_rc
+    _t59 = _t35*_t4
+    _t60 = L_xa*i_img
+    _t61 = i_glu + 2
+    _t62 = _t35*_t61*d_ff
+    _t63 = _t35*i_pk
+    _t64 = i_pk - 1
+    _t65 = 2*L_moe
+    _t66 = _t61*d
+    _t67 = n_hc**2
+    _t68 = _t67*i_hcm
+    _t69 = 2*L
+    _t70 = 2*L_sb
+    _t71 = L*_t31
+    _t72 = n_au**2
+    _t73 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1505,88 +1547,91 @@ def flops_forward_components(s):
         'attention/router': _t21*_t22 + _t22*_t23,
         'attention/dynamic_mask': _t3*d_v2*h_kv2**2*i_dm + _t7*d_v*h_kv**2*i_dm,
         'attention/relative': (
-            _t21*d_rl*h2
-            + _t23*d_rl*h
+            _t24*d_rl
+            + _t25*d_rl
             + 2*d_rl*(
-                h*(E_rl*(-L_chk - L_loc + _t24 + _t6) + w*(L_loc - L_loc2))
-                + h2*(E_rl*(-_t24 - _t5) + L_loc2*w)
+                h*(E_rl*(-L_chk - L_loc + _t26 + _t6) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t26 - _t5) + L_loc2*w)
             )
         ),
+        'attention/sinks': _t24*i_sink2*i_skp + _t25*i_sink*i_skp,
         'attention/conv': (
-            2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca) + _t25*_t7*k_rc + _t3*_t8*h_kv2*k_rc
+            2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca) + _t27*_t7*k_rc + _t3*_t8*h_kv2*k_rc
         ),
         'attention/indexer': (
-            2*L_csa*(_t26 + 4*_t27 + _t28*r_q)
-            + 2*L_idx*(_t26*i_hw + _t27 + _t28*(d*(1 - i_hw) + i_hw*r_q))
+            2*L_csa*(_t28 + 4*_t29 + _t30*r_q)
+            + 2*L_idx*(_t28*i_hw + _t29 + _t30*(d*(1 - i_hw) + i_hw*r_q))
         ),
-        'attention/compressor': 8*L_csa*_t29 + 4*L_hca*_t29,
-        'mamba/in': L_ssm*_t33*(_t30 + i_m2*(H_s + _t32)),
-        'mamba/x': _t35*(R_dt + _t31),
-        'mamba/dt': R_dt*_t35,
-        'mamba/out': _t34*d,
-        'mamba/conv': 2*L_ssm*k_s*(_t32*i_m2 + d_in),
+        'attention/compressor': 8*L_csa*d*d_qk + L_hca*_t31*d_qk,
+        'mamba/in': L_ssm*_t35*(_t32 + i_m2*(H_s + _t34)),
+        'mamba/x': _t37*(R_dt + _t33),
+        'mamba/dt': R_dt*_t37,
+        'mamba/out': _t36*d,
+        'mamba/conv': 2*L_ssm*k_s*(_t34*i_m2 + d_in),
         'mamba/scan': 5*L_ssm*N_s*d_in,
-        'deltanet/in': _t40*(_t36 + _t38*i_gf + _t39*(1 - i_cg) + _t39),
-        'deltanet/lowrank': _t41*i_cg*(_t33*r_g + _t38*r_g),
-        'deltanet/out': _t37*_t40,
-        'deltanet/conv': _t41*k_dn*(_t36 + _t37),
-        'deltanet/scan': 7*L_dn*_t37*d_lk,
-        'lightning/qkv': _t42*_t44,
-        'lightning/gate': _t45,
-        'lightning/out': _t45,
-        'lightning/scan': 5*_t43*d_la**2,
-        'rwkv/key': _t47,
-        'rwkv/value': _t47,
-        'rwkv/receptance': _t47,
-        'rwkv/output': _t47,
-        'rwkv/gate': L_rw*_t49,
-        'rwkv/scan': 9*_t46,
-        'griffin/y': _t51,
-        'griffin/x': _t51,
-        'griffin/gates': 4*_t50*w_gr,
-        'griffin/out': _t51,
-        'griffin/conv': 2*_t50*k_gr,
-        'griffin/scan': 3*_t50,
-        'mlstm/q': _t54,
-        'mlstm/k': _t54,
-        'mlstm/v': _t55,
-        'mlstm/ogate': _t55,
-        'mlstm/gates': _t52*_t56,
-        'mlstm/out': _t55,
-        'mlstm/scan': 5*_t52*d_mk*(d_mv + 1),
-        'conv/in': 6*L_sc*_t48,
-        'conv/out': L_sc*_t49,
-        'conv/conv': L_sc*_t33*k_sc,
-        'residual_conv': _t57*k_rc,
-        'cross_attention/q': _t58*_t59,
-        'cross_attention/o': _t16*_t33*_t59,
-        'mlp': L_dense*_t61 + L_dw*_t61 - L_xa*_t61*(1 - i_img),
-        'moe/router': _t64*(
-            _t62*n_pk
-            + d*(-_t63 - i_rt)*(E + E_0 + E_s*i_srt)
+        'deltanet/in': _t42*(_t38 + _t40*i_gf + _t41*(1 - i_cg) + _t41),
+        'deltanet/lowrank': _t43*i_cg*(_t35*r_g + _t40*r_g),
+        'deltanet/out': _t39*_t42,
+        'deltanet/conv': _t43*k_dn*(_t38 + _t39),
+        'deltanet/scan': 7*L_dn*_t39*d_lk,
+        'lightning/qkv': _t44*_t46,
+        'lightning/gate': _t47,
+        'lightning/out': _t47,
+        'lightning/scan': 5*_t45*d_la**2,
+        'rwkv/key': _t49,
+        'rwkv/value': _t49,
+        'rwkv/receptance': _t49,
+        'rwkv/output': _t49,
+        'rwkv/gate': L_rw*_t51,
+        'rwkv/scan': 9*_t48,
+        'griffin/y': _t53,
+        'griffin/x': _t53,
+        'griffin/gates': 4*_t52*w_gr,
+        'griffin/out': _t53,
+        'griffin/conv': 2*_t52*k_gr,
+        'griffin/scan': 3*_t52,
+        'mlstm/q': _t56,
+        'mlstm/k': _t56,
+        'mlstm/v': _t57,
+        'mlstm/ogate': _t57,
+        'mlstm/gates': _t31*_t54,
+        'mlstm/out': _t57,
+        'mlstm/scan': 5*_t54*d_mk*(d_mv + 1),
+        'conv/in': 6*L_sc*_t50,
+        'conv/out': L_sc*_t51,
+        'conv/conv': L_sc*_t35*k_sc,
+        'residual_conv': L*_t58,
+        'attention/conv_taps': H_rct*_t58,
+        'block_residual': N_brs*_t31,
+        'cross_attention/q': _t59*_t60,
+        'cross_attention/o': _t16*_t35*_t60,
+        'mlp': L_dense*_t62 + L_dw*_t62 - L_xa*_t62*(1 - i_img),
+        'moe/router': _t65*(
+            _t63*n_pk
+            + d*(-_t64 - i_rt)*(E + E_0 + E_s*i_srt)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         ),
-        'moe/experts': _t64*k*(_t62*d_e - _t63*_t65*d_e),
-        'moe/shared': _t64*(E_s*_t65*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t68*(_t33*_t67 + d*n_hc*(2*_t67 + 4*n_hc)),
-        'hyper_connections/head': _t33*_t66,
-        'shared_block/attention': _t69*(_t17 + _t25*_t33 + _t58),
-        'shared_block/mlp': L_sb*_t61,
-        'shared_block/projection': L_sb*_t49,
-        'shared_block/adapters': _t69*(
-            i_sba*r_sb*(_t25 + _t4 + _t42) + r_sb*(d + d_ff*(i_glu + 1))
+        'moe/experts': _t65*k*(_t63*d_e - _t64*_t66*d_e),
+        'moe/shared': _t65*(E_s*_t66*d_s + d*i_shared_gate),
+        'hyper_connections/layers': _t69*(_t35*_t68 + d*n_hc*(2*_t68 + 4*n_hc)),
+        'hyper_connections/head': _t35*_t67,
+        'shared_block/attention': _t70*(_t17 + _t27*_t35 + _t59),
+        'shared_block/mlp': L_sb*_t62,
+        'shared_block/projection': L_sb*_t51,
+        'shared_block/adapters': _t70*(
+            i_sba*r_sb*(_t27 + _t4 + _t44) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t68*d*p_le,
-        'per_layer_embeddings/layers': _t57*p_le,
-        'altup/layers': _t68*(_t70*d + _t70 + 2*d*n_au + n_au**3),
-        'altup/projections': _t49*(-2*i_au + 2*n_au),
-        'laurel/layers': _t57*r_lr,
-        'norm_gates': _t33*r_ng*(_t64 + _t68),
-        'embedding_projection': _t56*d_emb*i_proj,
-        'drafter/projections': D_tg*_t42,
-        'centroid_head': C_cen*_t33,
-        'lm_head': V_cen*_t71 + V_o*_t71*(1 - i_cen),
-        'prediction_head': _t49*i_ph,
+        'per_layer_embeddings/projection': _t69*d*p_le,
+        'per_layer_embeddings/layers': _t71*p_le,
+        'altup/layers': _t69*(_t72*d + _t72 + 2*d*n_au + n_au**3),
+        'altup/projections': _t51*(-2*i_au + 2*n_au),
+        'laurel/layers': _t71*r_lr,
+        'norm_gates': _t35*r_ng*(_t65 + _t69),
+        'embedding_projection': _t31*d_emb*i_proj,
+        'drafter/projections': D_tg*_t44,
+        'centroid_head': C_cen*_t35,
+        'lm_head': V_cen*_t73 + V_o*_t73*(1 - i_cen),
+        'prediction_head': _t51*i_ph,
     }
 
 
@@ -1603,6 +1648,7 @@ def flops(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -1632,6 +1678,7 @@ def flops(s):
     L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -1695,6 +1742,9 @@ def flops(s):
     i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     k = s['k']
     k_ca = s['k_ca']
@@ -1726,11 +1776,11 @@ def flops(s):
     _t1 = 6*d
     _t2 = L_gr*d_gr
     _t3 = L_rw*d_rw
-    _t4 = 2*d_emb
-    _t5 = 4*d
+    _t4 = 4*d
+    _t5 = 2*d_emb
     _t6 = H_ml*L_ml
-    _t7 = _t5*_t6
-    _t8 = L*_t5
+    _t7 = _t4*_t6
+    _t8 = _t4*k_rc
     _t9 = 8*d
     _t10 = 2*d_in
     _t11 = L_ssm*_t10
@@ -1742,143 +1792,149 @@ def flops(s):
     _t17 = H_la*L_la
     _t18 = H_v*d_lv
     _t19 = L_dn*_t0
-    _t20 = d_qk*h
-    _t21 = _t0*_t20
-    _t22 = L_xa*i_img
-    _t23 = d_v*h
-    _t24 = 2*L_att2
-    _t25 = d_qk2 + d_v2
-    _t26 = i_glu + 2
-    _t27 = _t0*_t26*d_ff
-    _t28 = -L_att2
-    _t29 = L_att + _t28
-    _t30 = _t0*_t29
-    _t31 = _t11*(1 - i_m2)
-    _t32 = 2*N_s
-    _t33 = G_s*_t32
-    _t34 = 2*L
-    _t35 = 2*L_moe
-    _t36 = 2*H_k*d_lk
-    _t37 = 2*L_dn
-    _t38 = 2*_t29
-    _t39 = d_qk + d_v
-    _t40 = _t39*h_kv
-    _t41 = _t26*d
-    _t42 = d*h_I
-    _t43 = d*d_I
-    _t44 = d_I*h_I
-    _t45 = H_v*d_lk + _t18
-    _t46 = n_au**2
-    _t47 = _t23*d
-    _t48 = _t0*_t40
-    _t49 = 2*L_sb
-    _t50 = _t0*i_pk
-    _t51 = i_pk - 1
-    _t52 = _t14*i_hcm
-    _t53 = 1 - i_og
-    _t54 = d_v2*h2
-    _t55 = d*g_o*r_o
-    _t56 = d_qk2*h2
-    _t57 = d*(1 - i_qlora)
-    _t58 = i_lg + 1
-    _t59 = 1 - i_gh
-    _t60 = 2*i_lg
-    _t61 = d*(1 - i_lg)
-    _t62 = H_v + _t18
-    _t63 = d*(1 - i_mla)
-    _t64 = (
-        2*_t63*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t25 - d_rope2))
+    _t20 = _t15*h2
+    _t21 = d_qk*h
+    _t22 = _t0*_t21
+    _t23 = L_xa*i_img
+    _t24 = d_v*h
+    _t25 = 2*L_att2
+    _t26 = d_qk2 + d_v2
+    _t27 = i_glu + 2
+    _t28 = _t0*_t27*d_ff
+    _t29 = -L_att2
+    _t30 = L_att + _t29
+    _t31 = _t0*_t30
+    _t32 = _t11*(1 - i_m2)
+    _t33 = _t31*h
+    _t34 = 2*N_s
+    _t35 = G_s*_t34
+    _t36 = 2*L
+    _t37 = 2*L_moe
+    _t38 = 2*H_k*d_lk
+    _t39 = 2*L_dn
+    _t40 = 2*_t30
+    _t41 = d_qk + d_v
+    _t42 = _t41*h_kv
+    _t43 = _t27*d
+    _t44 = d*h_I
+    _t45 = d*d_I
+    _t46 = d_I*h_I
+    _t47 = H_v*d_lk + _t18
+    _t48 = n_au**2
+    _t49 = _t24*d
+    _t50 = _t0*_t42
+    _t51 = 2*L_sb
+    _t52 = _t0*i_pk
+    _t53 = i_pk - 1
+    _t54 = _t14*i_hcm
+    _t55 = 1 - i_og
+    _t56 = d_v2*h2
+    _t57 = d*g_o*r_o
+    _t58 = d_qk2*h2
+    _t59 = d*(1 - i_qlora)
+    _t60 = i_lg + 1
+    _t61 = 1 - i_gh
+    _t62 = 2*i_lg
+    _t63 = d*(1 - i_lg)
+    _t64 = H_v + _t18
+    _t65 = d*(1 - i_mla)
+    _t66 = (
+        2*_t65*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+        + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t26 - d_rope2))
     )
-    _t65 = (
-        2*_t63*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
+    _t67 = (
+        2*_t65*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t41 - d_rope))
     )
-    _t66 = L_chk2 + L_loc2
-    _t67 = L_xa*T_img
+    _t68 = L_chk2 + L_loc2
+    _t69 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
+            + H_rct*_t8
             + L*_t1*p_le
+            + L*_t4*r_lr
+            + L*_t8
             + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
-            + L_att2*_t64
+            + L_att2*_t66
             + L_csa*_t9*d_qk
-            + 2*L_csa*(_t42 + 4*_t43 + _t44*r_q)
-            + L_dense*_t27
+            + 2*L_csa*(_t44 + 4*_t45 + _t46*r_q)
+            + L_dense*_t28
             + 7*L_dn*_t18*d_lk
-            + L_dw*_t27
-            + L_hca*_t5*d_qk
-            + 2*L_idx*(_t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t64
+            + L_dw*_t28
+            + L_hca*_t4*d_qk
+            + 2*L_idx*(_t44*i_hw + _t45 + _t46*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t66
             + L_rw*_t13
             + L_sb*_t13
-            + L_sb*_t27
+            + L_sb*_t28
             + L_sc*_t0*k_sc
             + 8*L_sc*_t12
             + 5*L_ssm*N_s*d_in
-            + L_ssm*_t0*(_t10 + i_m2*(H_s + _t33))
-            + 2*L_ssm*k_s*(_t33*i_m2 + d_in)
-            - L_xa*_t27*(1 - i_img)
-            + R_dt*_t31
-            + V_cen*_t4
-            + V_o*_t4*(1 - i_cen)
+            + L_ssm*_t0*(_t10 + i_m2*(H_s + _t35))
+            + 2*L_ssm*k_s*(_t35*i_m2 + d_in)
+            - L_xa*_t28*(1 - i_img)
+            + N_brs*_t4
+            + R_dt*_t32
+            + V_cen*_t5
+            + V_o*_t5*(1 - i_cen)
             + _t0*_t14
-            + _t0*_t22*_t23
-            + _t0*r_ng*(_t34 + _t35)
+            + _t0*_t23*_t24
+            + _t0*r_ng*(_t36 + _t37)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t11*d
             + _t13*i_ph
             + _t13*(-2*i_au + 2*n_au)
             + _t15*_t16
-            + _t15*d_rl*h2
-            + _t16*_t30
+            + _t16*_t31
             + 10*_t17*d*d_la
             + 5*_t17*d_la**2
             + _t18*_t19
-            + _t19*(_t36 + _t45*i_gf + _t62*(1 - i_cg) + _t62)
+            + _t19*(_t38 + _t47*i_gf + _t64*(1 - i_cg) + _t64)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
-            + _t21*_t22
-            + _t24*_t25*h_kv2*k_rc
-            + _t24*d_v2*h_kv2**2*i_dm
-            + _t24*h2*i_gate*(_t59*d_v2 + i_gh)*(_t60*r_q2 + _t61)
-            + _t24*(_t56*_t57 + i_qlora*(_t56*_t58*r_q2 + d*r_q2))
-            + _t24*(_t53*_t54*d + i_og*(_t54*r_o + _t55))
-            + _t29*_t65
+            + _t20*d_rl
+            + _t20*i_sink2*i_skp
+            + _t22*_t23
+            + _t25*_t26*h_kv2*k_rc
+            + _t25*d_v2*h_kv2**2*i_dm
+            + _t25*h2*i_gate*(_t61*d_v2 + i_gh)*(_t62*r_q2 + _t63)
+            + _t25*(_t58*_t59 + i_qlora*(_t58*_t60*r_q2 + d*r_q2))
+            + _t25*(_t55*_t56*d + i_og*(_t56*r_o + _t57))
             + _t3*_t9
             + 9*_t3
-            + _t30*d_rl*h
-            + _t31*(R_dt + _t32)
-            + _t34*(_t0*_t52 + d*n_hc*(2*_t52 + 4*n_hc))
-            + _t34*(_t46*d + _t46 + 2*d*n_au + n_au**3)
-            + _t35*k*(-_t41*_t51*d_e + _t50*d_e)
-            + _t35*(E_s*_t41*d_s + d*i_shared_gate)
-            + _t35*(
-                _t50*n_pk
-                + d*(-_t51 - i_rt)*(E + E_0 + E_s*i_srt)
+            + _t30*_t67
+            + _t32*(R_dt + _t34)
+            + _t33*d_rl
+            + _t33*i_sink*i_skp
+            + _t36*(_t0*_t54 + d*n_hc*(2*_t54 + 4*n_hc))
+            + _t36*(_t48*d + _t48 + 2*d*n_au + n_au**3)
+            + _t37*k*(-_t43*_t53*d_e + _t52*d_e)
+            + _t37*(E_s*_t43*d_s + d*i_shared_gate)
+            + _t37*(
+                _t52*n_pk
+                + d*(-_t53 - i_rt)*(E + E_0 + E_s*i_srt)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            + _t37*i_cg*(_t0*r_g + _t45*r_g)
-            + _t37*k_dn*(_t18 + _t36)
-            + _t38*_t40*k_rc
-            + _t38*d_v*h_kv**2*i_dm
-            + _t38*h*i_gate*(_t59*d_v + i_gh)*(_t60*r_q + _t61)
-            + _t38*(_t20*_t57 + i_qlora*(_t20*_t58*r_q + d*r_q))
-            + _t38*(_t47*_t53 + i_og*(_t23*r_o + _t55))
-            + _t49*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t49*(_t21 + _t47 + _t48)
-            + _t5*d_emb*i_proj
+            + _t39*i_cg*(_t0*r_g + _t47*r_g)
+            + _t39*k_dn*(_t18 + _t38)
+            + _t4*d_emb*i_proj
+            + _t40*_t42*k_rc
+            + _t40*d_v*h_kv**2*i_dm
+            + _t40*h*i_gate*(_t61*d_v + i_gh)*(_t62*r_q + _t63)
+            + _t40*(_t21*_t59 + i_qlora*(_t21*_t60*r_q + d*r_q))
+            + _t40*(_t49*_t55 + i_og*(_t24*r_o + _t57))
+            + _t51*(i_sba*r_sb*(_t1 + _t21 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t51*(_t22 + _t49 + _t50)
             + 5*_t6*d_mk*(d_mv + 1)
-            - _t65*(L_kvs - L_kvs2)
+            - _t67*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
-            + _t8*k_rc
-            + _t8*r_lr
             + 2*d_rl*(
-                h*(E_rl*(-L_chk - L_loc + _t29 + _t66) + w*(L_loc - L_loc2))
-                + h2*(E_rl*(-_t28 - _t66) + L_loc2*w)
+                h*(E_rl*(-L_chk - L_loc + _t30 + _t68) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t29 - _t68) + L_loc2*w)
             )
         ),
         'attention_per_sequence': (
@@ -1984,8 +2040,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t48*_t67,
-        'cross_scores_per_sequence': 2*T*_t39*_t67*h,
+        'image_kv_per_sequence': _t50*_t69,
+        'cross_scores_per_sequence': 2*T*_t41*_t69*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -2024,11 +2080,13 @@ def rules_train_per_token(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
     L_att = s['L_att']
     L_att2 = s['L_att2']
+    L_brs = s['L_brs']
     L_csa = s['L_csa']
     L_dense = s['L_dense']
     L_dn = s['L_dn']
@@ -2048,6 +2106,7 @@ def rules_train_per_token(s):
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
     M_sb = s['M_sb']
+    N_brq = s['N_brq']
     N_s = s['N_s']
     P = s['P']
     R_dt = s['R_dt']
@@ -2137,10 +2196,12 @@ def rules_train_per_token(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsc = s['i_qsc']
     i_qw = s['i_qw']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rgs = s['i_rgs']
+    i_rls = s['i_rls']
     i_rs = s['i_rs']
     i_rsc = s['i_rsc']
     i_rse = s['i_rse']
@@ -2149,6 +2210,7 @@ def rules_train_per_token(s):
     i_shared_gate = s['i_shared_gate']
     i_sink = s['i_sink']
     i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_sub = s['i_sub']
     i_tied = s['i_tied']
@@ -2209,262 +2271,268 @@ def rules_train_per_token(s):
         + 6*i_mla*(_t13*d + h*r_kv*(_t14 - d_rope))
     )
     _t17 = n_hc**2
-    _t18 = 6*L_att2
+    _t18 = d_qk2*h2
     _t19 = 1 - i_gh
     _t20 = _t19*d_v2
     _t21 = h2*i_gate
-    _t22 = _t8*b_qkv*(1 - b_gh)
-    _t23 = 2*i_lg
-    _t24 = d*(1 - i_lg)
-    _t25 = _t21*(_t20 + i_gh)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = d_qk2*i_qk_head
-    _t31 = _t4*(_t30 + d_qk2*h_kv2*i_qk_proj)
-    _t32 = d_qk2*h2
-    _t33 = _t4*i_qw
-    _t34 = d_qk2*i_cca*(h2 + h_kv2)
-    _t35 = i_qlora*r_q2
-    _t36 = 1 - i_qlora
-    _t37 = _t32*d
-    _t38 = i_lg + 1
-    _t39 = 2*d_I
-    _t40 = 6*L_csa
-    _t41 = 2*d_qk
-    _t42 = d*h_I
-    _t43 = d*d_I
-    _t44 = d_I*h_I
-    _t45 = 6*L_dense
-    _t46 = d*d_ff
-    _t47 = _t46 + b_ff*d
-    _t48 = 6*L_dn
-    _t49 = H_v*d_lk
-    _t50 = 1 - i_cg
-    _t51 = i_glu + 1
-    _t52 = b_ff*d_ff
-    _t53 = _t51*(_t46 + _t52)
-    _t54 = 6*L_dw
-    _t55 = 6*L_gr
-    _t56 = _t55*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = 2*H_ml
-    _t60 = 6*L_ml
-    _t61 = d*(i_glu + 2)
-    _t62 = 6*L_moe
-    _t63 = _t4*d
-    _t64 = E + E_0
-    _t65 = 2*d
-    _t66 = _t65*i_pk
-    _t67 = i_pk - 1
-    _t68 = d**2
-    _t69 = 6*_t68
-    _t70 = _t51*d_ff
-    _t71 = d_qk*h
-    _t72 = _t14*h_kv
-    _t73 = b_sc*d
-    _t74 = 6*L_sc
-    _t75 = 6*L_ssm
-    _t76 = 2*N_s
-    _t77 = G_s*_t76
-    _t78 = 2*d_in + i_m2*(H_s + _t77)
-    _t79 = H_s*i_m2
-    _t80 = 1 - i_m2
-    _t81 = R_dt + _t76
-    _t82 = _t80*d_in
-    _t83 = d_v*h
-    _t84 = _t83*d
-    _t85 = 6*M_sb
-    _t86 = 6*h
-    _t87 = L_att - L_att2
-    _t88 = 6*_t87
-    _t89 = _t19*d_v
-    _t90 = h*i_gate
-    _t91 = _t90*(_t89 + i_gh)
-    _t92 = d_qk*i_qk_head
-    _t93 = _t4*(_t92 + d_qk*h_kv*i_qk_proj)
-    _t94 = i_cca*(h + h_kv)
-    _t95 = i_qlora*r_q
-    _t96 = _t71*d
-    _t97 = L_rw*d_rw
-    _t98 = 12*d
-    _t99 = 18*d
-    _t100 = 30*d
-    _t101 = _t0*_t4
-    _t102 = H_la*L_la*d_la
-    _t103 = H_ml*d_mv
-    _t104 = L*i_au
-    _t105 = 2*H_k*d_lk
-    _t106 = H_v*d_lv
-    _t107 = _t106 + _t49
-    _t108 = H_v + _t106
-    _t109 = L_dn*_t0
-    _t110 = L*d
-    _t111 = 12*_t110
-    _t112 = L + L_moe
-    _t113 = 24*i_diff
-    _t114 = 24*d
-    _t115 = L_att2*_t0
-    _t116 = E_a*i_moa
-    _t117 = _t0*_t87
-    _t118 = L*_t101
-    _t119 = _t70*i_ng
-    _t120 = _t4*i_sub
-    _t121 = _t120*d_ff
-    _t122 = L_xa*_t0
-    _t123 = (
+    _t22 = _t21*(_t20 + i_gh)
+    _t23 = 6*L_att2
+    _t24 = d_rl*h2
+    _t25 = h2*i_sink2
+    _t26 = 1 - i_skp
+    _t27 = _t8*b_qkv*(1 - b_gh)
+    _t28 = 2*i_lg
+    _t29 = d*(1 - i_lg)
+    _t30 = b_o*d
+    _t31 = 1 - i_og
+    _t32 = d_v2*h2
+    _t33 = d*g_o*r_o
+    _t34 = d_qk2*i_qk_head
+    _t35 = _t4*(_t34 + d_qk2*h_kv2*i_qk_proj)
+    _t36 = _t4*i_qw
+    _t37 = d_qk2*i_cca*(h2 + h_kv2)
+    _t38 = i_qlora*r_q2
+    _t39 = 1 - i_qlora
+    _t40 = _t18*d
+    _t41 = i_lg + 1
+    _t42 = 2*d_I
+    _t43 = 6*L_csa
+    _t44 = 2*d_qk
+    _t45 = d*h_I
+    _t46 = d*d_I
+    _t47 = d_I*h_I
+    _t48 = 6*L_dense
+    _t49 = d*d_ff
+    _t50 = _t49 + b_ff*d
+    _t51 = 6*L_dn
+    _t52 = H_v*d_lk
+    _t53 = 1 - i_cg
+    _t54 = i_glu + 1
+    _t55 = b_ff*d_ff
+    _t56 = _t54*(_t49 + _t55)
+    _t57 = 6*L_dw
+    _t58 = 6*L_gr
+    _t59 = _t58*d_gr
+    _t60 = d*d_gr
+    _t61 = 2*d_gr
+    _t62 = 2*H_ml
+    _t63 = 6*L_ml
+    _t64 = d*(i_glu + 2)
+    _t65 = 6*L_moe
+    _t66 = _t4*d
+    _t67 = E + E_0
+    _t68 = 2*d
+    _t69 = _t68*i_pk
+    _t70 = i_pk - 1
+    _t71 = d**2
+    _t72 = 6*_t71
+    _t73 = _t54*d_ff
+    _t74 = d_qk*h
+    _t75 = _t14*h_kv
+    _t76 = b_sc*d
+    _t77 = 6*L_sc
+    _t78 = 6*L_ssm
+    _t79 = 2*N_s
+    _t80 = G_s*_t79
+    _t81 = 2*d_in + i_m2*(H_s + _t80)
+    _t82 = H_s*i_m2
+    _t83 = 1 - i_m2
+    _t84 = R_dt + _t79
+    _t85 = _t83*d_in
+    _t86 = d*h
+    _t87 = _t86*d_v
+    _t88 = 6*M_sb
+    _t89 = 6*h
+    _t90 = _t19*d_v
+    _t91 = h*i_gate
+    _t92 = _t91*(_t90 + i_gh)
+    _t93 = L_att - L_att2
+    _t94 = 6*_t93
+    _t95 = d_v*h
+    _t96 = d_qk*i_qk_head
+    _t97 = _t4*(_t96 + d_qk*h_kv*i_qk_proj)
+    _t98 = i_cca*(h + h_kv)
+    _t99 = i_qlora*r_q
+    _t100 = _t74*d
+    _t101 = L_rw*d_rw
+    _t102 = 12*d
+    _t103 = 18*d
+    _t104 = 30*d
+    _t105 = _t0*_t4
+    _t106 = H_la*L_la*d_la
+    _t107 = H_ml*d_mv
+    _t108 = L*i_au
+    _t109 = 2*b_norm + 2*g_norm
+    _t110 = 2*H_k*d_lk
+    _t111 = H_v*d_lv
+    _t112 = _t111 + _t52
+    _t113 = H_v + _t111
+    _t114 = L_dn*_t0
+    _t115 = L*d
+    _t116 = 12*_t115
+    _t117 = L + L_moe
+    _t118 = 24*i_diff
+    _t119 = 24*d
+    _t120 = E_a*_t0*i_moa
+    _t121 = L*_t105
+    _t122 = _t73*i_ng
+    _t123 = _t4*i_sub
+    _t124 = _t123*d_ff
+    _t125 = L_xa*_t0
+    _t126 = (
         C_cen*_t0
-        + D_tg*_t99
-        + H_ml*L_ml*_t98*d_mk
+        + D_tg*_t103
+        + H_ml*L_ml*_t102*d_mk
+        + H_rct*_t102*k_rc
         + L_att2*_t10
-        + L_att2*_t113*d_qk2
-        + L_csa*_t114*d_qk
-        + 12*L_gr*(_t57 + d_gr)
-        + L_hca*_t98*d_qk
+        + L_att2*_t118*d_qk2
+        + L_att2*_t120
+        + L_brs*_t0*_t109
+        + L_csa*_t119*d_qk
+        + 12*L_gr*(_t60 + d_gr)
+        + L_hca*_t102*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t39 + _t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
+        + 6*L_idx*(_t42 + _t45*i_hw + _t46 + _t47*(d*(1 - i_hw) + i_hw*r_q))
         - L_kvs2*_t10
-        - 6*L_kvs2*_t31
-        + L_ml*_t103*_t99
+        - 6*L_kvs2*_t35
+        + L_ml*_t103*_t107
         + L_moe*_t0*b_moe
-        + L_rw*_t100
-        + L_rw*_t69
-        + L_sb*_t69
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t71 + _t72) + r_sb*(_t70 + d))
+        + L_rw*_t104
+        + L_rw*_t72
+        + L_sb*_t72
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t74 + _t75) + r_sb*(_t73 + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
+        + 6*L_xa*_t109*d_qk
         + 12*L_xa
-        + 18*M_sb*_t63
-        + _t0*_t104
+        + 18*M_sb*_t66
+        + N_brq*_t0
+        + _t0*_t108
         + _t0*_t17
         + _t0*b_oL
         + _t0*i_ls
-        + _t0*i_rsc*(L_dense + _t112)*(b_rsc + 2*i_rbr + 1)
-        + _t100*_t102
-        + _t101*_t104
-        + _t101*i_norm_emb
-        + _t101*i_norm_final
-        - _t101*(1 - i_n0)
-        + 6*_t102
-        + _t103*_t60
-        + _t106*_t109
-        + _t109*(_t105 + _t107*i_gf + _t108*_t50 + _t108)
+        + _t0*i_rsc*(L_dense + _t117)*(b_rsc + 2*i_rbr + 1)
+        + _t101*_t119
+        + 12*_t101
+        + _t102*_t117*r_ng
+        + _t102*d_emb*i_proj
+        + _t102*i_rse
+        + _t104*_t106
+        + _t105*_t108
+        + _t105*i_norm_emb
+        + _t105*i_norm_final
+        - _t105*(1 - i_n0)
+        + 6*_t106
+        + _t107*_t63
         - 6*_t11
-        + 18*_t110*p_le
-        + _t111*i_ng
-        + _t111*k_rc
-        + _t111*r_lr
-        + _t112*_t98*r_ng
-        + _t113*_t87*d_qk
-        + _t114*_t97
-        + _t115*_t116
-        + _t115*d_rl*h2
-        + _t116*_t117
-        + _t117*d_rl*h
-        + _t118*i_lr
-        + _t118*n_norm
-        + _t119*_t45
-        + _t119*_t54
+        + _t111*_t114
+        + _t114*(_t110 + _t112*i_gf + _t113*_t53 + _t113)
+        + 18*_t115*p_le
+        + _t116*i_ng
+        + _t116*k_rc
+        + _t116*r_lr
+        + _t118*_t93*d_qk
         - _t12*_t16
-        - 6*_t12*_t93
-        + _t120*_t18*_t28
-        + _t120*_t83*_t88
-        + _t121*_t45
-        + _t121*_t54
-        + _t122*_t71
-        + _t122*_t72
-        + _t122*_t83
-        + _t16*_t87
-        + _t18*h2*i_sink2
-        + _t18*i_ng*(_t25 + _t32)
-        + _t18*i_rel*(2*_t32 + _t37)
-        + _t18*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t18*(_t31 + _t33*(_t30 + _t32*i_qk_proj) + h_kv2*i_cca)
-        + _t18*(_t34*(d_qk2*k_cb + k_ca) + 2*_t34 + _t7*h_kv2*k_rc)
-        + _t18*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t18*(_t20*_t21*_t22 + _t25*(_t23*r_q2 + _t24) + b_gh*h2)
-        + _t18*(
-            _t35*_t4
-            + _t36*_t37
-            + b_qkv*(_t32*_t8 + _t35*i_mla)
-            + i_qlora*(_t32*_t38*r_q2 + d*r_q2)
+        - 6*_t12*_t97
+        + _t120*_t93
+        + _t121*i_lr
+        + _t121*n_norm
+        + _t122*_t48
+        + _t122*_t57
+        + _t123*_t23*_t32
+        + _t123*_t89*_t93*d_v
+        + _t124*_t48
+        + _t124*_t57
+        + _t125*_t74
+        + _t125*_t75
+        + _t125*_t95
+        + _t16*_t93
+        + _t23*i_rel*(2*_t18 + _t40)
+        + _t23*(_t18*i_qsc + i_ng*(_t18 + _t22))
+        + _t23*(_t24*d + _t24*i_rls)
+        + _t23*(_t25*_t26 + _t25*d*i_skp)
+        + _t23*(_t30 + _t31*_t32*d + i_og*(_t32*r_o + _t33))
+        + _t23*(_t35 + _t36*(_t18*i_qk_proj + _t34) + h_kv2*i_cca)
+        + _t23*(_t37*(d_qk2*k_cb + k_ca) + 2*_t37 + _t7*h_kv2*k_rc)
+        + _t23*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t23*(_t20*_t21*_t27 + _t22*(_t28*r_q2 + _t29) + b_gh*h2)
+        + _t23*(
+            _t38*_t4
+            + _t39*_t40
+            + b_qkv*(_t18*_t8 + _t38*i_mla)
+            + i_qlora*(_t18*_t41*r_q2 + d*r_q2)
         )
         + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t3*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t4*i_le*(_t110 + p_le)
-        + _t40*(_t39*m_csa + d_I)
-        + _t40*(_t41*m_csa + d_qk)
-        + _t40*(_t42 + 4*_t43 + _t44*r_q)
-        + _t45*_t47
-        + _t45*_t53
-        + _t45*i_fos
-        + _t45*n_act
-        + _t46*_t54
-        + _t48*d_lv
-        + _t48*i_cg*(_t107*r_g + _t65*r_g)
-        + _t48*k_dn*(_t105 + _t106)
-        + _t48*(H_v*_t50 + H_v + _t49*i_cg)
-        + _t54*(_t51*(2*_t46 + 2*_t52) - _t53)
-        + _t55*(_t57 + d)
-        + _t55*(_t58*w_gr + _t58)
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t60*(_t59*d + _t59)
-        + _t62*k*(_t66*d_e - _t67*(_t61*d_e + b_ff*(_t51*d_e + d)))
-        + _t62*(E_s*(_t61*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate)
-        + _t62*(3*_t63*i_bn + _t63*i_mn)
-        + _t62*(
+        + 6*_t4*i_le*(_t115 + p_le)
+        + _t43*(_t42*m_csa + d_I)
+        + _t43*(_t44*m_csa + d_qk)
+        + _t43*(_t45 + 4*_t46 + _t47*r_q)
+        + _t48*_t50
+        + _t48*_t56
+        + _t48*i_fos
+        + _t48*n_act
+        + _t49*_t57
+        + _t51*d_lv
+        + _t51*i_cg*(_t112*r_g + _t68*r_g)
+        + _t51*k_dn*(_t110 + _t111)
+        + _t51*(H_v*_t53 + H_v + _t52*i_cg)
+        + _t57*(_t54*(2*_t49 + 2*_t55) - _t56)
+        + _t58*(_t60 + d)
+        + _t58*(_t61*w_gr + _t61)
+        + _t59*(k_gr + 1)
+        + _t59
+        + _t63*(_t62*d + _t62)
+        + _t65*k*(_t69*d_e - _t70*(_t64*d_e + b_ff*(_t54*d_e + d)))
+        + _t65*(E_s*(_t64*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate)
+        + _t65*(3*_t66*i_bn + _t66*i_mn)
+        + _t65*(
             _t11*(_t4 + 4)
-            + _t64*b_router
-            + _t66*n_pk
-            + d*(-_t67 - i_rt)*(E_s*i_srt + _t64)
+            + _t67*b_router
+            + _t69*n_pk
+            + d*(-_t70 - i_rt)*(E_s*i_srt + _t67)
             + i_rgs
             + i_rs*(E + d)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + _t69*(-2*i_au + 2*n_au)
-        + _t74*(_t68 + _t73)
-        + _t74*(3*_t68 + 3*_t73)
-        + _t75*_t81*_t82
-        + _t75*(2*_t79 + _t80*(N_s*d_in + d_in))
-        + _t75*(b_cs + k_s)*(_t77*i_m2 + d_in)
-        + _t75*(_t78*b_ssm + _t78*d)
-        + _t75*(b_ssm*d + d*d_in)
-        + _t75*(_t80*_t81*i_dtn + d_in*i_gn*i_m2)
-        + _t75*(R_dt*_t82 + _t79 + _t82)
-        + _t85*(_t47 + _t53 + n_act)
-        + _t85*(_t65*_t71 + _t65*_t72 + _t84)
-        + _t86*_t87*i_sink
-        + _t86*n_pb
-        + _t88*i_ng*(_t71 + _t91)
-        + _t88*i_rel*(2*_t71 + _t96)
-        + _t88*(_t26 + _t27*_t84 + i_og*(_t29 + _t83*r_o))
-        + _t88*(_t33*(_t71*i_qk_proj + _t92) + _t93 + h_kv*i_cca)
-        + _t88*(_t41*_t94 + _t72*k_rc + _t94*d_qk*(d_qk*k_cb + k_ca))
-        + _t88*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t88*(_t22*_t89*_t90 + _t91*(_t23*r_q + _t24) + b_gh*h)
-        + _t88*(
-            _t36*_t96 + _t4*_t95 + b_qkv*(_t71*_t8 + _t95*i_mla) + i_qlora*(_t38*_t71*r_q + d*r_q)
+        + _t72*(-2*i_au + 2*n_au)
+        + _t77*(_t71 + _t76)
+        + _t77*(3*_t71 + 3*_t76)
+        + _t78*_t84*_t85
+        + _t78*(2*_t82 + _t83*(N_s*d_in + d_in))
+        + _t78*(b_cs + k_s)*(_t80*i_m2 + d_in)
+        + _t78*(_t81*b_ssm + _t81*d)
+        + _t78*(b_ssm*d + d*d_in)
+        + _t78*(_t83*_t84*i_dtn + d_in*i_gn*i_m2)
+        + _t78*(R_dt*_t85 + _t82 + _t85)
+        + _t88*(_t50 + _t56 + n_act)
+        + _t88*(_t68*_t74 + _t68*_t75 + _t87)
+        + _t89*n_pb
+        + _t94*i_rel*(_t100 + 2*_t74)
+        + _t94*(_t74*i_qsc + i_ng*(_t74 + _t92))
+        + _t94*(_t86*d_rl + d_rl*h*i_rls)
+        + _t94*(_t26*h*i_sink + _t86*i_sink*i_skp)
+        + _t94*(_t30 + _t31*_t87 + i_og*(_t33 + _t95*r_o))
+        + _t94*(_t36*(_t74*i_qk_proj + _t96) + _t97 + h_kv*i_cca)
+        + _t94*(_t44*_t98 + _t75*k_rc + _t98*d_qk*(d_qk*k_cb + k_ca))
+        + _t94*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t94*(_t27*_t90*_t91 + _t92*(_t28*r_q + _t29) + b_gh*h)
+        + _t94*(
+            _t100*_t39 + _t4*_t99 + b_qkv*(_t74*_t8 + _t99*i_mla) + i_qlora*(_t41*_t74*r_q + d*r_q)
         )
-        + 12*_t97
-        + _t98*d_emb*i_proj
-        + _t98*i_rse
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t63 + _t68 + b_ph*d)
+        + 6*i_ph*(_t66 + _t71 + b_ph*d)
         + 6*n_hc
     )
-    _t124 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t123 + _t2*b_lm + _t2*i_ng
-    _t125 = T*_t32
-    _t126 = T*_t71
-    _t127 = 3*T
-    _t128 = 4*T
+    _t127 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t126 + _t2*b_lm + _t2*i_ng
+    _t128 = T*_t18
+    _t129 = T*_t74
+    _t130 = 3*T
+    _t131 = 4*T
     return {
-        '6N': P*_t0 + _t124,
-        'kaplan': _t123 + _t125*_t18 + _t126*_t88,
-        'palm': 12*L_att2*_t125 + _t124 + 12*_t126*_t87,
+        '6N': P*_t0 + _t127,
+        'kaplan': _t126 + _t128*_t23 + _t129*_t94,
+        'palm': 12*L_att2*_t128 + _t127 + 12*_t129*_t93,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2472,11 +2540,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t127*h2 + _t128*_t32 + 8*_t37)
+            3*L_att2*(_t130*h2 + _t131*_t18 + 8*_t40)
             + V*_t0
             + V_o*_t0
-            + 3*_t87*(_t127*h + _t128*_t71 + 8*_t96)
-            + _t98*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t93*(8*_t100 + _t130*h + _t131*_t74)
         ),
     }
 
@@ -2710,6 +2778,7 @@ def memory_activations(s):
     a_q = s['a_q']
     a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -3047,7 +3116,7 @@ def memory_activations(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3065,7 +3134,7 @@ def memory_activations(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3233,6 +3302,7 @@ def memory(s):
     a_q = s['a_q']
     a_r = s['a_r']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     b = s['b']
@@ -3399,7 +3469,7 @@ def memory(s):
                 + n_tp**(-i_sp)*(
                     2*d*i_drop*(1 - i_hf)
                     + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
-                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                    + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
@@ -3684,7 +3754,7 @@ def memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -3702,7 +3772,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -4205,7 +4275,7 @@ def memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -4223,7 +4293,7 @@ def memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -4363,6 +4433,7 @@ def finetune_counts(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -4418,6 +4489,9 @@ def finetune_counts(s):
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     k = s['k']
     n_au = s['n_au']
@@ -4458,117 +4532,121 @@ def finetune_counts(s):
     _t23 = h*(_t6*d_v + i_gh)
     _t24 = d_rl*h2
     _t25 = d_rl*h
-    _t26 = i_glu + 2
-    _t27 = L_moe*r_a
-    _t28 = L_sc*d
-    _t29 = 2*N_s
-    _t30 = 2*d_in + i_m2*(G_s*_t29 + H_s)
-    _t31 = R_dt + d_in
-    _t32 = 1 - i_m2
-    _t33 = L_ssm*_t32
-    _t34 = H_v*d_lv
-    _t35 = H_la*d_la
-    _t36 = L_la*(_t35 + d)
-    _t37 = 2*H_k*d_lk
-    _t38 = L_dn*r_a
-    _t39 = L_rw*(d + d_rw)
-    _t40 = r_a*(L_rw*(d + d_ff) + _t39)
-    _t41 = 2*d
-    _t42 = L_gr*r_a*(d + d_gr)
-    _t43 = L_ml*r_a*(H_ml + d)
-    _t44 = i_le*r_a
-    _t45 = L*_t44*(d + p_le)
-    _t46 = L*p_le
-    _t47 = L*r_a
-    _t48 = _t47*i_lr*(d + r_lr)
-    _t49 = _t47*i_au
-    _t50 = n_au**2
-    _t51 = 2*i_au
-    _t52 = _t41*r_a*(-i_au + n_au)
-    _t53 = 3*d
-    _t54 = d**2
-    _t55 = _t26*d
-    _t56 = _t55*d_ff
-    _t57 = _t2*d
-    _t58 = _t9*d
-    _t59 = d_qk + d_v
-    _t60 = d*h_kv
-    _t61 = 1 - i_mla
-    _t62 = (
-        _t61*d*h_kv2*(_t18*d_v2 + d_qk2)
+    _t26 = i_sink2*i_skp
+    _t27 = i_sink*i_skp
+    _t28 = i_glu + 2
+    _t29 = L_moe*r_a
+    _t30 = L_sc*d
+    _t31 = 2*N_s
+    _t32 = 2*d_in + i_m2*(G_s*_t31 + H_s)
+    _t33 = R_dt + d_in
+    _t34 = 1 - i_m2
+    _t35 = L_ssm*_t34
+    _t36 = H_v*d_lv
+    _t37 = H_la*d_la
+    _t38 = L_la*(_t37 + d)
+    _t39 = 2*H_k*d_lk
+    _t40 = L_dn*r_a
+    _t41 = L_rw*(d + d_rw)
+    _t42 = r_a*(L_rw*(d + d_ff) + _t41)
+    _t43 = 2*d
+    _t44 = L_gr*r_a*(d + d_gr)
+    _t45 = L_ml*r_a*(H_ml + d)
+    _t46 = i_le*r_a
+    _t47 = L*_t46*(d + p_le)
+    _t48 = L*p_le
+    _t49 = L*r_a
+    _t50 = _t49*i_lr*(d + r_lr)
+    _t51 = _t49*i_au
+    _t52 = n_au**2
+    _t53 = 2*i_au
+    _t54 = _t43*r_a*(-i_au + n_au)
+    _t55 = 3*d
+    _t56 = d**2
+    _t57 = _t28*d
+    _t58 = _t57*d_ff
+    _t59 = _t2*d
+    _t60 = _t9*d
+    _t61 = d_qk + d_v
+    _t62 = d*h_kv
+    _t63 = 1 - i_mla
+    _t64 = (
+        _t63*d*h_kv2*(_t18*d_v2 + d_qk2)
         + i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t63 = _t32*d_in
-    _t64 = _t60*_t61*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t59 - d_rope))
-    _t65 = H_v*d_lk + _t34
-    _t66 = H_v + _t34
-    _t67 = i_pk - 1
-    _t68 = d*g_o*r_o
-    _t69 = i_lg + 1
-    _t70 = d*i_moa
-    _t71 = E_a*_t70
-    _t72 = _t4*d
-    _t73 = 1 - i_qlora
-    _t74 = _t70*(E_a*h_kv2 - h2)
-    _t75 = 1 - i_og
-    _t76 = 2*i_lg
-    _t77 = d*(1 - i_lg)
-    _t78 = _t70*(E_a*h_kv - h)
-    _t79 = (
-        L*_t41*r_lr
-        + L*(_t50 + d*n_au + n_au**3)
+    _t65 = _t34*d_in
+    _t66 = _t62*_t63*(_t19*d_v + d_qk) + i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t61 - d_rope))
+    _t67 = H_v*d_lk + _t36
+    _t68 = H_v + _t36
+    _t69 = i_pk - 1
+    _t70 = d*g_o*r_o
+    _t71 = i_lg + 1
+    _t72 = d*i_moa
+    _t73 = E_a*_t72
+    _t74 = _t4*d
+    _t75 = 1 - i_qlora
+    _t76 = _t72*(E_a*h_kv2 - h2)
+    _t77 = 1 - i_og
+    _t78 = 2*i_lg
+    _t79 = d*(1 - i_lg)
+    _t80 = _t72*(E_a*h_kv - h)
+    _t81 = (
+        L*_t43*r_lr
+        + L*(_t52 + d*n_au + n_au**3)
         + L_att2*(
-            _t22*i_gate*(_t76*r_q2 + _t77)
+            _t22*i_gate*(_t78*r_q2 + _t79)
             + _t24*d
-            + _t5*_t75*d
-            + _t62
-            + _t71
-            + _t72*_t73
-            + _t72*i_rel
-            + _t74*d_qk2
-            + _t74*d_v2
+            + _t26*d*h2
+            + _t5*_t77*d
+            + _t64
+            + _t73
+            + _t74*_t75
+            + _t74*i_rel
+            + _t76*d_qk2
+            + _t76*d_v2
             + d_v2*h_kv2**2*i_dm
-            + i_og*(_t5*r_o + _t68)
-            + i_qlora*(_t4*_t69*r_q2 + d*r_q2)
+            + i_og*(_t5*r_o + _t70)
+            + i_qlora*(_t4*_t71*r_q2 + d*r_q2)
         )
-        + L_dense*_t56
+        + L_dense*_t58
         + L_dn*(
-            _t34*d + d*(_t37 + _t65*i_gf + _t66*(1 - i_cg) + _t66) + i_cg*(_t41*r_g + _t65*r_g)
+            _t36*d + d*(_t39 + _t67*i_gf + _t68*(1 - i_cg) + _t68) + i_cg*(_t43*r_g + _t67*r_g)
         )
-        + L_dw*_t56
-        + L_gr*_t53*d_gr
+        + L_dw*_t58
+        + L_gr*_t55*d_gr
         + L_idx*(d*d_I + d*h_I*i_hw + d_I*h_I*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t62
-        + 5*L_la*_t35*d
-        + L_ml*(H_ml*_t41 + _t0*_t41 + _t14*_t53)
+        - L_kvs2*_t64
+        + 5*L_la*_t37*d
+        + L_ml*(H_ml*_t43 + _t0*_t43 + _t14*_t55)
         + L_moe*(
-            -E*_t55*_t67*d_e
-            + E_s*_t55*d_s
-            + _t41*i_pk*n_pk
+            -E*_t57*_t69*d_e
+            + E_s*_t57*d_s
+            + _t43*i_pk*n_pk
             + d*i_shared_gate
-            + d*(-_t67 - i_rt)*(E + E_0 + E_s*i_srt)
+            + d*(-_t69 - i_rt)*(E + E_0 + E_s*i_srt)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + L_rw*(_t54 + 4*d*d_rw)
-        + 4*L_sc*_t54
-        + L_ssm*(R_dt*_t63 + _t30*d + _t63*(R_dt + _t29) + d*d_in)
-        + L_xa*(_t57 + _t58 + _t59*_t60)
-        + _t46*_t53
-        + _t54*(-_t51 + 2*n_au)
-        - _t64*(L_kvs + _t11)
+        + L_rw*(_t56 + 4*d*d_rw)
+        + 4*L_sc*_t56
+        + L_ssm*(R_dt*_t65 + _t32*d + _t65*(R_dt + _t31) + d*d_in)
+        + L_xa*(_t59 + _t60 + _t61*_t62)
+        + _t48*_t55
+        + _t56*(-_t53 + 2*n_au)
+        - _t66*(L_kvs + _t11)
         + _t8*(
-            _t23*i_gate*(_t76*r_q + _t77)
+            _t23*i_gate*(_t78*r_q + _t79)
             + _t25*d
-            + _t57*_t73
-            + _t57*i_rel
-            + _t58*_t75
-            + _t64
-            + _t71
-            + _t78*d_qk
-            + _t78*d_v
+            + _t27*d*h
+            + _t59*_t75
+            + _t59*i_rel
+            + _t60*_t77
+            + _t66
+            + _t73
+            + _t80*d_qk
+            + _t80*d_v
             + d_v*h_kv**2*i_dm
-            + i_og*(_t68 + _t9*r_o)
-            + i_qlora*(_t2*_t69*r_q + d*r_q)
+            + i_og*(_t70 + _t9*r_o)
+            + i_qlora*(_t2*_t71*r_q + d*r_q)
         )
     )
     return {
@@ -4578,6 +4656,7 @@ def finetune_counts(s):
         'lora/o': a_o*r_a*(L_att2*(_t5 + d) + L_xa*_t20 + _t20*_t8),
         'lora/g': a_g*r_a*(L_att2*_t21*(_t22 + d) + _t21*_t8*(_t23 + d)),
         'lora/r': a_r*r_a*(L_att2*(_t24 + d) + _t8*(_t25 + d)),
+        'lora/sink': a_sink*r_a*(L_att2*_t26*(d + h2) + _t27*_t8*(d + h)),
         'lora/up': a_up*r_a*(
             L_dw*(d + 2*d_ff)
             + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4593,38 +4672,38 @@ def finetune_counts(s):
             + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
             + (L_dense - L_dw)*(d + d_ff)
         ),
-        'lora/experts': E*_t26*_t27*a_experts*(d + d_e),
-        'lora/shared_expert_gate': _t27*a_shared_expert_gate*i_shared_gate*(d + 1),
-        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t30 + d) + 4*_t28),
-        'lora/x_proj': _t33*a_x_proj*r_a*(_t29 + _t31),
-        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t31*_t33),
+        'lora/experts': E*_t28*_t29*a_experts*(d + d_e),
+        'lora/shared_expert_gate': _t29*a_shared_expert_gate*i_shared_gate*(d + 1),
+        'lora/in_proj': a_in_proj*r_a*(L_ssm*(_t32 + d) + 4*_t30),
+        'lora/x_proj': _t35*a_x_proj*r_a*(_t31 + _t33),
+        'lora/dt_proj': a_dt_proj*r_a*(L_att*i_dm*(_t16 + h_kv) + _t33*_t35),
         'lora/out_proj': a_out_proj*r_a*(
-            L_dn*(_t34 + d) + L_ssm*(d + d_in) + _t15 + 2*_t28 + _t36
+            L_dn*(_t36 + d) + L_ssm*(d + d_in) + _t15 + 2*_t30 + _t38
         ),
-        'lora/in_proj_qkvz': _t38*a_in_proj_qkvz*(2*_t34 + _t37 + d),
-        'lora/in_proj_ba': _t38*a_in_proj_ba*(2*H_v + d),
-        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t35 + d),
-        'lora/output_gate': _t36*a_output_gate*r_a,
-        'lora/key': _t40*a_key,
-        'lora/value': _t40*a_value,
-        'lora/receptance': a_receptance*r_a*(L_rw*_t41 + _t39),
-        'lora/output': _t39*a_output*r_a,
-        'lora/linear_y': _t42*a_linear_y,
-        'lora/linear_x': _t42*a_linear_x,
-        'lora/linear_out': _t42*a_linear_out,
+        'lora/in_proj_qkvz': _t40*a_in_proj_qkvz*(2*_t36 + _t39 + d),
+        'lora/in_proj_ba': _t40*a_in_proj_ba*(2*H_v + d),
+        'lora/qkv_proj': L_la*a_qkv_proj*r_a*(3*_t37 + d),
+        'lora/output_gate': _t38*a_output_gate*r_a,
+        'lora/key': _t42*a_key,
+        'lora/value': _t42*a_value,
+        'lora/receptance': a_receptance*r_a*(L_rw*_t43 + _t41),
+        'lora/output': _t41*a_output*r_a,
+        'lora/linear_y': _t44*a_linear_y,
+        'lora/linear_x': _t44*a_linear_x,
+        'lora/linear_out': _t44*a_linear_out,
         'lora/ogate_preact': _t15*a_ogate_preact*r_a,
-        'lora/igate_preact': _t43*a_igate_preact,
-        'lora/fgate_preact': _t43*a_fgate_preact,
-        'lora/per_layer_input_gate': _t45*a_per_layer_input_gate,
-        'lora/per_layer_projection': _t45*a_per_layer_projection,
-        'lora/per_layer_model_projection': _t44*a_per_layer_model_projection*(_t46 + d),
-        'lora/linear_left': _t48*a_linear_left,
-        'lora/linear_right': _t48*a_linear_right,
-        'lora/modality_router': _t49*a_modality_router*(d + n_au),
-        'lora/prediction_coefs': _t49*a_prediction_coefs*(_t50 + n_au),
-        'lora/correction_coefs': _t47*_t51*a_correction_coefs*n_au,
-        'lora/altup_projections': _t52*a_altup_projections,
-        'lora/altup_unembed_projections': _t52*a_altup_unembed_projections,
+        'lora/igate_preact': _t45*a_igate_preact,
+        'lora/fgate_preact': _t45*a_fgate_preact,
+        'lora/per_layer_input_gate': _t47*a_per_layer_input_gate,
+        'lora/per_layer_projection': _t47*a_per_layer_projection,
+        'lora/per_layer_model_projection': _t46*a_per_layer_model_projection*(_t48 + d),
+        'lora/linear_left': _t50*a_linear_left,
+        'lora/linear_right': _t50*a_linear_right,
+        'lora/modality_router': _t51*a_modality_router*(d + n_au),
+        'lora/prediction_coefs': _t51*a_prediction_coefs*(_t52 + n_au),
+        'lora/correction_coefs': _t49*_t53*a_correction_coefs*n_au,
+        'lora/altup_projections': _t54*a_altup_projections,
+        'lora/altup_unembed_projections': _t54*a_altup_unembed_projections,
         'lora/pre_projection': a_pre_projection*r_a*(2*D_tg + d),
         'lora/post_projection': a_post_projection*r_a*(D_tg + d),
         'lora/centroids': a_centroids*r_a*(C_cen + d),
@@ -4697,6 +4776,7 @@ def finetune_counts(s):
             )
             + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+            + a_sink*r_a*(L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4780,6 +4860,7 @@ def finetune_counts(s):
             )
             + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+            + a_sink*r_a*(L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h))
             + a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -4792,8 +4873,8 @@ def finetune_counts(s):
             )
             + a_value*r_a*(L_rw*(d + d_ff) + L_rw*(d + d_rw))
         ),
-        'quantised': _t79,
-        'unquantised': N - _t79,
+        'quantised': _t81,
+        'unquantised': N - _t81,
     }
 
 
@@ -4881,6 +4962,7 @@ def finetune_states(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -4944,6 +5026,9 @@ def finetune_states(s):
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -5054,6 +5139,9 @@ def finetune_states(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5099,6 +5187,7 @@ def finetune_states(s):
                         + d*d_rl*h2
                         + d*d_v2*h2*(1 - i_og)
                         + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                        + d*h2*i_sink2*i_skp
                         + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                         + d_v2*h_kv2**2*i_dm
                         + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -5152,6 +5241,7 @@ def finetune_states(s):
                         + d*d_rl*h
                         + d*d_v*h*(1 - i_og)
                         + d*d_v*i_moa*(E_a*h_kv - h)
+                        + d*h*i_sink*i_skp
                         + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                         + d_v*h_kv**2*i_dm
                         + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -5257,6 +5347,9 @@ def finetune_states(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5389,6 +5482,9 @@ def finetune_states(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5475,6 +5571,9 @@ def finetune_states(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5581,6 +5680,9 @@ def finetune_states(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -5702,6 +5804,7 @@ def finetune_memory(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -5797,6 +5900,9 @@ def finetune_memory(s):
     i_sba = s['i_sba']
     i_scores = s['i_scores']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_sp = s['i_sp']
     i_srt = s['i_srt']
     i_swr = s['i_swr']
@@ -5889,6 +5995,7 @@ def finetune_memory(s):
             + a_post_projection
             + a_pre_projection
             + a_q*(L_att + L_ml + L_xa*i_img)
+            + a_sink*(L_att2*i_sink2*i_skp + i_sink*i_skp*(L_att - L_att2))
             + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
             + a_v*(
                 L_ml
@@ -5948,6 +6055,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
+                + a_sink*(L_att2*i_sink2*i_skp + i_sink*i_skp*(L_att - L_att2))
                 + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
@@ -6182,7 +6290,7 @@ def finetune_memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -6200,7 +6308,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -6293,6 +6401,7 @@ def finetune_memory(s):
                             + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_sink2*i_skp
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -6346,6 +6455,7 @@ def finetune_memory(s):
                             + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_sink*i_skp
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -6527,6 +6637,9 @@ def finetune_memory(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6613,6 +6726,9 @@ def finetune_memory(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6696,6 +6812,9 @@ def finetune_memory(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6778,6 +6897,9 @@ def finetune_memory(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -6831,6 +6953,7 @@ def finetune_memory(s):
                             + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_sink2*i_skp
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -6884,6 +7007,7 @@ def finetune_memory(s):
                             + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_sink*i_skp
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -7056,6 +7180,9 @@ def finetune_memory(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7142,6 +7269,9 @@ def finetune_memory(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7225,6 +7355,9 @@ def finetune_memory(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7307,6 +7440,9 @@ def finetune_memory(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -7372,6 +7508,7 @@ def finetune_memory(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa*i_img)
+                + a_sink*(L_att2*i_sink2*i_skp + i_sink*i_skp*(L_att - L_att2))
                 + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s) - L_xa*(1 - i_img))
                 + a_v*(
                     L_ml
@@ -7593,7 +7730,7 @@ def finetune_memory(s):
                         )
                         - 4*L_s_att2*a_v*d*i_frozen*i_hf*i_kev2*i_up
                         + L_s_att2*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q2*(1 - i_rnu)
                             + (i_mla*r_kv2 + i_qlora*r_q2)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7611,7 +7748,7 @@ def finetune_memory(s):
                             + q_a*r_ng*(2 - i_frozen)
                         )
                         + (L_s_att - L_s_att2)*(
-                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
+                            4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                             + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                             + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                             + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
@@ -7693,6 +7830,7 @@ def finetune_flops(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     K_I = s['K_I']
@@ -7722,6 +7860,7 @@ def finetune_flops(s):
     L_sel = s['L_sel']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     T = s['T']
@@ -7765,6 +7904,7 @@ def finetune_flops(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -7831,6 +7971,9 @@ def finetune_flops(s):
     i_rt = s['i_rt']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     k = s['k']
     k_ca = s['k_ca']
@@ -7930,6 +8073,7 @@ def finetune_flops(s):
             )
             + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+            + 2*a_sink*r_a*(L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h))
             + 2*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8060,6 +8204,9 @@ def finetune_flops(s):
                     )
                     + 2*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + 2*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + 2*a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + 2*a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8081,6 +8228,7 @@ def finetune_flops(s):
                     + 4*H_ml*L_ml*d*d_mk
                     + 6*H_ml*L_ml*d*d_mv
                     + 4*H_ml*L_ml*d
+                    + 4*H_rct*d*k_rc
                     + 2*H_v*L_dn*d*d_lv
                     + 4*L*d*k_rc
                     + 6*L*d*p_le
@@ -8089,6 +8237,7 @@ def finetune_flops(s):
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
                     + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
                     + 2*L_att2*d*d_rl*h2
+                    + 2*L_att2*d*h2*i_sink2*i_skp
                     + 2*L_att2*d_v2*h_kv2**2*i_dm
                     + 2*L_att2*h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
                     + 2*L_att2*h_kv2*k_rc*(d_qk2 + d_v2)
@@ -8147,12 +8296,14 @@ def finetune_flops(s):
                     - 2*L_xa*d*d_ff*(1 - i_img)*(i_glu + 2)
                     + 2*L_xa*d*d_qk*h*i_img
                     + 2*L_xa*d*d_v*h*i_img
+                    + 4*N_brs*d
                     + 2*V_cen*d_emb
                     + 2*V_o*d_emb*(1 - i_cen)
                     + 2*d**2*i_ph
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
                     + 2*d*d_rl*h*(L_att - L_att2)
+                    + 2*d*h*i_sink*i_skp*(L_att - L_att2)
                     + 2*d*n_hc**2
                     + 2*d*r_ng*(2*L + 2*L_moe)
                     + 2*d_rl*(
@@ -8393,6 +8544,7 @@ def optimizer_states(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -8447,6 +8599,9 @@ def optimizer_states(s):
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_tied = s['i_tied']
     n_au = s['n_au']
@@ -8525,6 +8680,7 @@ def optimizer_states(s):
                 + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                + d*h2*i_sink2*i_skp
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -8616,6 +8772,7 @@ def optimizer_states(s):
                 + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_sink*i_skp
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -8643,6 +8800,7 @@ def optimizer_states(s):
                 + _t29*i_rel
                 + _t31*d_qk2
                 + _t31*d_v2
+                + d*h2*i_sink2*i_skp
                 + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(_t33*d_v2 + i_gh)*(_t34*r_q2 + _t35)
                 + i_og*(_t22 + _t23*r_o)
@@ -8684,6 +8842,7 @@ def optimizer_states(s):
                 + _t32*_t9
                 + _t36*d_qk
                 + _t36*d_v
+                + _t7*i_sink*i_skp
                 + _t8*i_rel
                 + d_v*h_kv**2*i_dm
                 + h*i_gate*(_t33*d_v + i_gh)*(_t34*r_q + _t35)
@@ -8738,6 +8897,7 @@ def optimizer_states(s):
                 + a_post_projection
                 + a_pre_projection
                 + a_q*(L_att + L_ml + L_xa)
+                + a_sink*(L_att2*i_sink2*i_skp + i_sink*i_skp*(L_att - L_att2))
                 + a_up*(L_dense + L_moe*(1 - i_srt)*_minimum(1, E_s))
                 + a_v*(
                     L_ml
@@ -8815,6 +8975,9 @@ def optimizer_states(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8898,6 +9061,7 @@ def optimizer_states(s):
             )
             + 4*a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
             + 4*a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+            + 4*a_sink*r_a*(L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h))
             + 4*a_up*r_a*(
                 L_dw*(d + 2*d_ff)
                 + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -8997,6 +9161,7 @@ def offload(s):
     a_r = s['a_r']
     a_receptance = s['a_receptance']
     a_shared_expert_gate = s['a_shared_expert_gate']
+    a_sink = s['a_sink']
     a_up = s['a_up']
     a_v = s['a_v']
     a_value = s['a_value']
@@ -9060,6 +9225,9 @@ def offload(s):
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_z1 = s['i_z1']
     i_z2 = s['i_z2']
@@ -9170,6 +9338,9 @@ def offload(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9277,6 +9448,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9383,6 +9557,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9489,6 +9666,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9541,6 +9721,7 @@ def offload(s):
                             + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_sink2*i_skp
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -9594,6 +9775,7 @@ def offload(s):
                             + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_sink*i_skp
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -9700,6 +9882,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9752,6 +9937,7 @@ def offload(s):
                             + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_sink2*i_skp
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -9805,6 +9991,7 @@ def offload(s):
                             + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_sink*i_skp
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -9911,6 +10098,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -9965,6 +10155,7 @@ def offload(s):
                                 + d*d_rl*h2
                                 + d*d_v2*h2*(1 - i_og)
                                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                                + d*h2*i_sink2*i_skp
                                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                                 + d_v2*h_kv2**2*i_dm
                                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -10018,6 +10209,7 @@ def offload(s):
                                 + d*d_rl*h
                                 + d*d_v*h*(1 - i_og)
                                 + d*d_v*i_moa*(E_a*h_kv - h)
+                                + d*h*i_sink*i_skp
                                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                                 + d_v*h_kv**2*i_dm
                                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -10128,6 +10320,9 @@ def offload(s):
                         )
                         + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                         + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                        + a_sink*r_a*(
+                            L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                        )
                         + a_up*r_a*(
                             L_dw*(d + 2*d_ff)
                             + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -10227,6 +10422,9 @@ def offload(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -10324,6 +10522,9 @@ def offload(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -10423,6 +10624,9 @@ def offload(s):
                 )
                 + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                 + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                + a_sink*r_a*(
+                    L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                )
                 + a_up*r_a*(
                     L_dw*(d + 2*d_ff)
                     + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -10474,6 +10678,7 @@ def offload(s):
                             + d*d_rl*h2
                             + d*d_v2*h2*(1 - i_og)
                             + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                            + d*h2*i_sink2*i_skp
                             + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                             + d_v2*h_kv2**2*i_dm
                             + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -10527,6 +10732,7 @@ def offload(s):
                             + d*d_rl*h
                             + d*d_v*h*(1 - i_og)
                             + d*d_v*i_moa*(E_a*h_kv - h)
+                            + d*h*i_sink*i_skp
                             + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                             + d_v*h_kv**2*i_dm
                             + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)
@@ -10633,6 +10839,9 @@ def offload(s):
                     )
                     + a_r*r_a*(L_att2*(d + d_rl*h2) + (L_att - L_att2)*(d + d_rl*h))
                     + a_receptance*r_a*(2*L_rw*d + L_rw*(d + d_rw))
+                    + a_sink*r_a*(
+                        L_att2*i_sink2*i_skp*(d + h2) + i_sink*i_skp*(L_att - L_att2)*(d + h)
+                    )
                     + a_up*r_a*(
                         L_dw*(d + 2*d_ff)
                         + L_moe*(1 - i_srt)*(E_s*d_s + d)*_minimum(1, E_s)
@@ -10661,6 +10870,7 @@ def precision(s):
     H_k = s['H_k']
     H_la = s['H_la']
     H_ml = s['H_ml']
+    H_rct = s['H_rct']
     H_s = s['H_s']
     H_v = s['H_v']
     L = s['L']
@@ -10687,6 +10897,7 @@ def precision(s):
     L_sc = s['L_sc']
     L_ssm = s['L_ssm']
     L_xa = s['L_xa']
+    N_brs = s['N_brs']
     N_s = s['N_s']
     R_dt = s['R_dt']
     V_cen = s['V_cen']
@@ -10743,7 +10954,11 @@ def precision(s):
     i_qlora = s['i_qlora']
     i_sba = s['i_sba']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     k = s['k']
+    k_rc = s['k_rc']
     n_au = s['n_au']
     n_hc = s['n_hc']
     p_le = s['p_le']
@@ -10760,10 +10975,10 @@ def precision(s):
     w_gr = s['w_gr']
     _t0 = 2*d
     _t1 = 6*d
-    _t2 = 2*d_emb
-    _t3 = 4*d
+    _t2 = 4*d
+    _t3 = 2*d_emb
     _t4 = H_ml*L_ml
-    _t5 = _t3*_t4
+    _t5 = _t2*_t4
     _t6 = 8*d
     _t7 = L_gr*d_gr
     _t8 = 2*d_in
@@ -10775,121 +10990,127 @@ def precision(s):
     _t14 = E_a*i_moa
     _t15 = H_v*d_lv
     _t16 = L_dn*_t0
-    _t17 = d_qk*h
-    _t18 = _t0*_t17
-    _t19 = L_xa*i_img
-    _t20 = d_v*h
-    _t21 = 2*L_att2
-    _t22 = i_glu + 2
-    _t23 = _t0*_t22*d_ff
-    _t24 = -L_att2
-    _t25 = L_att + _t24
-    _t26 = _t0*_t25
-    _t27 = _t9*(1 - i_m2)
-    _t28 = 2*L
-    _t29 = 2*L_moe
-    _t30 = 2*_t25
-    _t31 = _t22*d
-    _t32 = 2*N_s
-    _t33 = d*h_I
-    _t34 = d*d_I
-    _t35 = d_I*h_I
-    _t36 = H_v*d_lk + _t15
-    _t37 = n_au**2
-    _t38 = _t20*d
-    _t39 = d_qk + d_v
-    _t40 = _t39*h_kv
-    _t41 = 2*L_sb
-    _t42 = _t12*i_hcm
-    _t43 = 1 - i_og
-    _t44 = d_v2*h2
-    _t45 = d*g_o*r_o
-    _t46 = d_qk2*h2
-    _t47 = d*(1 - i_qlora)
-    _t48 = i_lg + 1
-    _t49 = 1 - i_gh
-    _t50 = 2*i_lg
-    _t51 = d*(1 - i_lg)
-    _t52 = H_v + _t15
-    _t53 = d*(1 - i_mla)
-    _t54 = (
-        2*_t53*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t17 = _t13*h2
+    _t18 = d_qk*h
+    _t19 = _t0*_t18
+    _t20 = L_xa*i_img
+    _t21 = d_v*h
+    _t22 = 2*L_att2
+    _t23 = i_glu + 2
+    _t24 = _t0*_t23*d_ff
+    _t25 = -L_att2
+    _t26 = L_att + _t25
+    _t27 = _t0*_t26
+    _t28 = _t9*(1 - i_m2)
+    _t29 = _t27*h
+    _t30 = 2*L
+    _t31 = 2*L_moe
+    _t32 = 2*_t26
+    _t33 = _t23*d
+    _t34 = 2*N_s
+    _t35 = d*h_I
+    _t36 = d*d_I
+    _t37 = d_I*h_I
+    _t38 = H_v*d_lk + _t15
+    _t39 = n_au**2
+    _t40 = _t21*d
+    _t41 = d_qk + d_v
+    _t42 = _t41*h_kv
+    _t43 = 2*L_sb
+    _t44 = _t12*i_hcm
+    _t45 = 1 - i_og
+    _t46 = d_v2*h2
+    _t47 = d*g_o*r_o
+    _t48 = d_qk2*h2
+    _t49 = d*(1 - i_qlora)
+    _t50 = i_lg + 1
+    _t51 = 1 - i_gh
+    _t52 = 2*i_lg
+    _t53 = d*(1 - i_lg)
+    _t54 = H_v + _t15
+    _t55 = d*(1 - i_mla)
+    _t56 = (
+        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t55 = (
-        2*_t53*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
-    )
-    _t56 = L_chk2 + L_loc2
     _t57 = (
+        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t41 - d_rope))
+    )
+    _t58 = L_chk2 + L_loc2
+    _t59 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
+        + H_rct*_t2*k_rc
         + L*_t1*p_le
-        + L*_t3*r_lr
-        + L_att2*_t54
+        + L*_t2*r_lr
+        + L_att2*_t56
         + L_csa*_t6*d_qk
-        + 2*L_csa*(_t33 + 4*_t34 + _t35*r_q)
-        + L_dense*_t23
-        + 2*L_dn*i_cg*(_t0*r_g + _t36*r_g)
-        + L_dw*_t23
-        + L_hca*_t3*d_qk
-        + 2*L_idx*(_t33*i_hw + _t34 + _t35*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t54
+        + 2*L_csa*(_t35 + 4*_t36 + _t37*r_q)
+        + L_dense*_t24
+        + 2*L_dn*i_cg*(_t0*r_g + _t38*r_g)
+        + L_dw*_t24
+        + L_hca*_t2*d_qk
+        + 2*L_idx*(_t35*i_hw + _t36 + _t37*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t56
         + L_rw*_t11
         + L_rw*_t6*d_rw
         + L_sb*_t11
-        + L_sb*_t23
+        + L_sb*_t24
         + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t32 + H_s))
-        - L_xa*_t23*(1 - i_img)
-        + R_dt*_t27
-        + V_cen*_t2
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t34 + H_s))
+        - L_xa*_t24*(1 - i_img)
+        + N_brs*_t2
+        + R_dt*_t28
+        + V_cen*_t3
         - V_o*_t0
-        + V_o*_t2*(1 - i_cen)
+        + V_o*_t3*(1 - i_cen)
         + _t0*_t12
-        + _t0*_t19*_t20
-        + _t0*r_ng*(_t28 + _t29)
+        + _t0*_t20*_t21
+        + _t0*r_ng*(_t30 + _t31)
         + _t1*_t4*d_mv
         + _t1*_t7
         + _t11*i_ph
         + _t11*(-2*i_au + 2*n_au)
         + _t13*_t14
-        + _t13*d_rl*h2
-        + _t14*_t26
+        + _t14*_t27
         + _t15*_t16
-        + _t16*(2*H_k*d_lk + _t36*i_gf + _t52*(1 - i_cg) + _t52)
-        + _t18*_t19
-        + _t21*d_v2*h_kv2**2*i_dm
-        + _t21*h2*i_gate*(_t49*d_v2 + i_gh)*(_t50*r_q2 + _t51)
-        + _t21*(_t46*_t47 + i_qlora*(_t46*_t48*r_q2 + d*r_q2))
-        + _t21*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
-        + _t25*_t55
-        + _t26*d_rl*h
-        + _t27*(R_dt + _t32)
-        + _t28*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
-        + _t28*(_t37*d + _t37 + 2*d*n_au + n_au**3)
-        + _t29*k*(_t0*d_e*i_pk + _t31*d_e*(1 - i_pk))
-        + _t29*(E_s*_t31*d_s + d*i_shared_gate)
-        + _t3*d_emb*i_proj
-        + _t30*d_v*h_kv**2*i_dm
-        + _t30*h*i_gate*(_t49*d_v + i_gh)*(_t50*r_q + _t51)
-        + _t30*(_t17*_t47 + i_qlora*(_t17*_t48*r_q + d*r_q))
-        + _t30*(_t38*_t43 + i_og*(_t20*r_o + _t45))
-        + _t41*(i_sba*r_sb*(_t1 + _t17 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t41*(_t0*_t40 + _t18 + _t38)
+        + _t16*(2*H_k*d_lk + _t38*i_gf + _t54*(1 - i_cg) + _t54)
+        + _t17*d_rl
+        + _t17*i_sink2*i_skp
+        + _t19*_t20
+        + _t2*d_emb*i_proj
+        + _t22*d_v2*h_kv2**2*i_dm
+        + _t22*h2*i_gate*(_t51*d_v2 + i_gh)*(_t52*r_q2 + _t53)
+        + _t22*(_t48*_t49 + i_qlora*(_t48*_t50*r_q2 + d*r_q2))
+        + _t22*(_t45*_t46*d + i_og*(_t46*r_o + _t47))
+        + _t26*_t57
+        + _t28*(R_dt + _t34)
+        + _t29*d_rl
+        + _t29*i_sink*i_skp
+        + _t30*(_t0*_t44 + d*n_hc*(2*_t44 + 4*n_hc))
+        + _t30*(_t39*d + _t39 + 2*d*n_au + n_au**3)
+        + _t31*k*(_t0*d_e*i_pk + _t33*d_e*(1 - i_pk))
+        + _t31*(E_s*_t33*d_s + d*i_shared_gate)
+        + _t32*d_v*h_kv**2*i_dm
+        + _t32*h*i_gate*(_t51*d_v + i_gh)*(_t52*r_q + _t53)
+        + _t32*(_t18*_t49 + i_qlora*(_t18*_t50*r_q + d*r_q))
+        + _t32*(_t40*_t45 + i_og*(_t21*r_o + _t47))
+        + _t43*(i_sba*r_sb*(_t1 + _t18 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t43*(_t0*_t42 + _t19 + _t40)
         + _t5*d_mk
         + _t5
-        - _t55*(L_kvs - L_kvs2)
+        - _t57*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
         + 2*d_rl*(
-            h*(E_rl*(-L_chk - L_loc + _t25 + _t56) + w*(L_loc - L_loc2))
-            + h2*(E_rl*(-_t24 - _t56) + L_loc2*w)
+            h*(E_rl*(-L_chk - L_loc + _t26 + _t58) + w*(L_loc - L_loc2))
+            + h2*(E_rl*(-_t25 - _t58) + L_loc2*w)
         )
     )
     return {
-        'low_precision_forward': _t57,
-        'low_precision_train': _t57*(3 - i_frozen),
+        'low_precision_forward': _t59,
+        'low_precision_train': _t59*(3 - i_frozen),
     }
 
 
@@ -10970,6 +11191,9 @@ def precision_memory(s):
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_shared_gate = s['i_shared_gate']
+    i_sink = s['i_sink']
+    i_sink2 = s['i_sink2']
+    i_skp = s['i_skp']
     i_srt = s['i_srt']
     i_z3 = s['i_z3']
     n_au = s['n_au']
@@ -11003,6 +11227,7 @@ def precision_memory(s):
                 + d*d_rl*h2
                 + d*d_v2*h2*(1 - i_og)
                 + d*d_v2*i_moa*(E_a*h_kv2 - h2)
+                + d*h2*i_sink2*i_skp
                 + d*h_kv2*(1 - i_mla)*(d_qk2 + d_v2*(1 - i_kev2))
                 + d_v2*h_kv2**2*i_dm
                 + h2*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q2)*(d_v2*(1 - i_gh) + i_gh)
@@ -11056,6 +11281,7 @@ def precision_memory(s):
                 + d*d_rl*h
                 + d*d_v*h*(1 - i_og)
                 + d*d_v*i_moa*(E_a*h_kv - h)
+                + d*h*i_sink*i_skp
                 + d*h_kv*(1 - i_mla)*(d_qk + d_v*(1 - i_kev))
                 + d_v*h_kv**2*i_dm
                 + h*i_gate*(d*(1 - i_lg) + 2*i_lg*r_q)*(d_v*(1 - i_gh) + i_gh)

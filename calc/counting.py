@@ -224,6 +224,20 @@ RELATIVE_LOGITS = (
     "2·h·d_rel·E per token whatever the keys a query sees (E = rel_extent, the window w on a "
     "sliding layer), both attention/relative; picking each key's logit by its distance and "
     "adding it to the score count 0.")
+SINK_PROJ = (
+    "Sinks projected from the token (attention.sink_proj: Inkling 2's sink_proj d → h) count "
+    "2·d·h FLOPs per token per attention layer (attention/sinks), its d·h weights as "
+    "parameters; the sink logit joining each softmax counts 0, as a learned sink's.")
+CONV_TAPS = (
+    "Per-token convolution taps (residual_conv_taps: Inkling 2's weight_proj d → h_kv·k for "
+    "the keys and the values of its full layers) count 2·d·h_kv·k FLOPs each per token "
+    "(attention/conv_taps); the convolution they join counts 2·k per channel as a static one "
+    "(transformers computes it element-wise).")
+BLOCK_RESIDUAL = (
+    "Attention residuals over blocks (block_residual: Inkling 2's Inkling2BlockAttentionResidual) "
+    "count 2·d·S FLOPs for the scores and 2·d·S for the mix per token, query and mix over S "
+    "sources (the stored blocks and the running residual), as transformers' eager attention "
+    "computes them (block_residual); the sources' norm without weights and the softmax 0.")
 RESIDUAL_CONVS = (
     "Residual short convolutions (residual_conv: Inkling's k_sconv and v_sconv on W_K's and "
     "W_V's outputs, attn_sconv and mlp_sconv on each sublayer's output) cost 2·k FLOPs per "

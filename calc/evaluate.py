@@ -155,6 +155,17 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
     }
 
 
+def _block_residual_values(spec: ModelSpec) -> dict[str, int]:
+    """Inkling 2's attention residuals over blocks: the learned queries, queries × sources over
+    every mix, and the layers whose q, k, v read a mix each (calc.spec.residual)."""
+    block = spec.block_residual
+    if block is None:
+        return {"N_brq": 0, "N_brs": 0, "L_brs": 0}
+    mixes = block.sources(spec.n_layers, spec.attention_kinds)
+    return {"N_brq": sum(q for q, _ in mixes), "N_brs": sum(q * s for q, s in mixes),
+            "L_brs": sum(kind in block.split_kinds for kind in spec.attention_kinds)}
+
+
 def _dynamic_mask_values(spec: ModelSpec) -> dict[str, int]:
     """Doge's dynamic mask: its indicator, dt_proj's bias and the keys a query keeps (1
     without one)."""
@@ -241,7 +252,10 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "i_shared_gate": int(bool(moe and moe.shared_expert_gate)),
         "i_moe": int(moe is not None), "i_rel": int(spec.position.kind == "relative"),
         "i_rope": int(spec.position.kind == "rope"),
-        "i_sink": int(att.sinks), "i_gate": int(att.output_gate),
+        "i_sink": int(att.sinks), "i_skp": int(att.sink_proj),
+        "i_qsc": int(att.query_scale),
+        "i_rls": int(bool(att.relative_logits and att.relative_logits.scale)),
+        "i_gate": int(att.output_gate),
         "i_diff": int(att.differential),
         "i_gh": int(att.output_gate_per == "head"), "i_sub": int(norm.sub_norms),
         "g_norm": int(norm.weights),
@@ -261,6 +275,9 @@ def symbol_values(spec: ModelSpec) -> Mapping[str, int]:
         "d_rl": att.relative_logits.d_rel if att.relative_logits else 0,
         "E_rl": att.relative_logits.extent if att.relative_logits else 0,
         "k_rc": spec.residual_conv or 0,
+        **_block_residual_values(spec),
+        "H_rct": sum(spec.heads_of(kind)[1] for kind in spec.attention_kinds
+                     if kind and kind in spec.residual_conv_taps),
         "i_srt": int(bool(moe and moe.shared_in_router)),
         "i_rgs": int(bool(moe and moe.router_global_scale)),
         "i_fos": int(bool(ffn and ffn.output_scale)),

@@ -159,6 +159,14 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "layers that do not slide (its bank's columns; w on sliding ones)", "size"),
     SymbolInfo("k_rc", "k_{rc}", "kernel of the residual short convolutions (residual_conv; "
                "0 without them)", "size"),
+    SymbolInfo("N_brq", "N_{brq}", "learned queries of the attention residuals over blocks "
+               "(block_residual; 0 without them)", "size"),
+    SymbolInfo("N_brs", "N_{brs}", "queries × sources summed over the mixes of the attention "
+               "residuals over blocks (block_residual; 0 without them)", "size"),
+    SymbolInfo("L_brs", "L_{brs}", "layers whose queries, keys and values read a mix and a "
+               "norm each (block_residual.split_kinds)", "size"),
+    SymbolInfo("H_rct", "H_{rct}", "key/value heads summed over the layers whose residual "
+               "convolutions add per-token taps (residual_conv_taps; 0 without them)", "size"),
     SymbolInfo("i_srt", r"\mathbb{1}_{shared\,routed}", "the router scores the shared experts "
                "beside the routed ones (E + E_s rows)", "indicator"),
     SymbolInfo("i_rgs", r"\mathbb{1}_{router\,scale}", "one learned scalar on the routing "
@@ -232,6 +240,12 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("i_sba", r"\mathbb{1}_{sb\,att}", "the shared block's adapters of each depth "
                "on W_Q, W_K and W_V too", "indicator"),
     SymbolInfo("i_sink", r"\mathbb{1}_{sink}", "a learned sink logit per head", "indicator"),
+    SymbolInfo("i_skp", r"\mathbb{1}_{skp}", "the sink logits projected from each token, "
+               "sink_proj d → h (attention.sink_proj)", "indicator"),
+    SymbolInfo("i_qsc", r"\mathbb{1}_{qsc}", "a learned scale per query channel "
+               "(attention.query_scale)", "indicator"),
+    SymbolInfo("i_rls", r"\mathbb{1}_{rls}", "a learned scale per head and relative state "
+               "(attention.relative_logits.scale)", "indicator"),
     SymbolInfo("i_hc", r"\mathbb{1}_{hc}", "hyper-connections: n_hc residual streams mixed by "
                "learned maps", "indicator"),
     SymbolInfo("i_hcm", r"\mathbb{1}_{hcm}", "hyper-connections: each map also mixes the "
@@ -463,6 +477,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "finetune"),
     SymbolInfo("a_r", r"\mathbb{1}_{A\,r}", "an adapter on the relative bias' projection "
                "r_proj (Inkling)", "finetune"),
+    SymbolInfo("a_sink", r"\mathbb{1}_{A\,sink}", "an adapter on the sinks' projection "
+               "sink_proj (Inkling 2)", "finetune"),
     SymbolInfo("a_up", r"\mathbb{1}_{A\,up}", "an adapter on each FFN/expert W_up", "finetune"),
     SymbolInfo("a_gate", r"\mathbb{1}_{A\,gate}", "an adapter on each FFN/expert W_gate",
                "finetune"),
@@ -638,7 +654,10 @@ b_oL, i_mn, b_gh = SYMBOLS["b_oL"], SYMBOLS["i_mn"], SYMBOLS["b_gh"]
 p_le, V_le, i_le = SYMBOLS["p_le"], SYMBOLS["V_le"], SYMBOLS["i_le"]
 D_tg, C_cen, V_cen, i_cen = (SYMBOLS[n] for n in ("D_tg", "C_cen", "V_cen", "i_cen"))
 i_bn, i_rs = SYMBOLS["i_bn"], SYMBOLS["i_rs"]
+i_skp, i_qsc, i_rls = SYMBOLS["i_skp"], SYMBOLS["i_qsc"], SYMBOLS["i_rls"]
 d_rl, E_rl, k_rc = SYMBOLS["d_rl"], SYMBOLS["E_rl"], SYMBOLS["k_rc"]
+H_rct = SYMBOLS["H_rct"]
+N_brq, N_brs, L_brs = SYMBOLS["N_brq"], SYMBOLS["N_brs"], SYMBOLS["L_brs"]
 i_srt, i_rgs, i_fos = SYMBOLS["i_srt"], SYMBOLS["i_rgs"], SYMBOLS["i_fos"]
 n_au, i_au, r_lr, i_lr = (SYMBOLS[n] for n in ("n_au", "i_au", "r_lr", "i_lr"))
 i_ph, b_ph, i_n0 = SYMBOLS["i_ph"], SYMBOLS["b_ph"], SYMBOLS["i_n0"]
@@ -654,7 +673,7 @@ L_sb, M_sb, r_sb, i_sba, L_s_sb = (SYMBOLS[n] for n in ("L_sb", "M_sb", "r_sb", 
                                                          "L_s_sb"))
 L_xa, T_img, i_img, L_s_xa = (SYMBOLS[n] for n in ("L_xa", "T_img", "i_img", "L_s_xa"))
 a_qkv_proj, a_output_gate = SYMBOLS["a_qkv_proj"], SYMBOLS["a_output_gate"]
-a_r = SYMBOLS["a_r"]
+a_r, a_sink = SYMBOLS["a_r"], SYMBOLS["a_sink"]
 E_a, i_moa, b_moe, n_act = (SYMBOLS[n] for n in ("E_a", "i_moa", "b_moe", "n_act"))
 E_0 = SYMBOLS["E_0"]
 g_o, r_o, i_og, i_qw, i_kv1 = (SYMBOLS[n] for n in ("g_o", "r_o", "i_og", "i_qw", "i_kv1"))

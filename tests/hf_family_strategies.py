@@ -285,14 +285,10 @@ def family_config(model_type: str, window: int) -> st.SearchStrategy[dict]:
     return _FAMILY_OF[model_type](model_type, window)
 
 
-@st.composite
-def inkling_config(draw) -> dict:
-    """Inkling's text model: full and sliding layers by layer_types, local_layer_ids or the
-    class's rule, the sliding ones with heads of their own, windows and relative extents
-    below and above the sequence, any conv kernel (by either name), dense and sparse FFNs by
-    mlp_layer_types or the legacy dense_mlp_idx (with dense_intermediate_size swapping the
-    widths), at least one shared expert (InklingTopkRouter slices them off its scores)."""
-    layers = draw(st.integers(1, 4))
+def _inkling_layers(draw, layers: int) -> dict:
+    """Inkling's and Inkling 2's shared fields: both heads' shapes (the sliding ones their
+    own), windows and relative extents below and above the sequence, any conv kernel (by
+    either name), routed experts."""
 
     def heads() -> tuple[int, int]:
         n = draw(st.integers(1, 4))
@@ -300,18 +296,43 @@ def inkling_config(draw) -> dict:
 
     full, swa = heads(), heads()
     experts = draw(st.integers(1, 4))
-    config = {"hidden_size": draw(st.integers(1, 24)), "num_hidden_layers": layers,
-              "num_attention_heads": full[0], "num_key_value_heads": full[1],
-              "head_dim": draw(st.integers(1, 8)), "swa_num_attention_heads": swa[0],
-              "swa_num_key_value_heads": swa[1], "swa_head_dim": draw(st.integers(1, 8)),
-              "sliding_window_size": draw(st.integers(1, 12)),
-              "rel_extent": draw(st.integers(1, 12)), "d_rel": draw(st.integers(1, 4)),
-              draw(st.sampled_from(["conv_kernel_size", "sconv_kernel_size"])):
-                  draw(st.integers(1, 4)),
-              "intermediate_size": draw(st.integers(1, 24)),
-              "moe_intermediate_size": draw(st.integers(1, 16)), "n_routed_experts": experts,
-              "num_experts_per_tok": draw(st.integers(1, experts)),
-              "n_shared_experts": draw(st.integers(1, 2)), "max_position_embeddings": 64}
+    return {"hidden_size": draw(st.integers(1, 24)), "num_hidden_layers": layers,
+            "num_attention_heads": full[0], "num_key_value_heads": full[1],
+            "head_dim": draw(st.integers(1, 8)), "swa_num_attention_heads": swa[0],
+            "swa_num_key_value_heads": swa[1], "swa_head_dim": draw(st.integers(1, 8)),
+            "sliding_window_size": draw(st.integers(1, 12)),
+            "rel_extent": draw(st.integers(1, 12)), "d_rel": draw(st.integers(1, 4)),
+            draw(st.sampled_from(["conv_kernel_size", "sconv_kernel_size"])):
+                draw(st.integers(1, 4)),
+            "moe_intermediate_size": draw(st.integers(1, 16)), "n_routed_experts": experts,
+            "num_experts_per_tok": draw(st.integers(1, experts)),
+            "max_position_embeddings": 64}
+
+
+@st.composite
+def inkling2_config(draw) -> dict:
+    """Inkling 2's text model: Inkling's shared fields (_inkling_layers), full and sliding
+    layers by layer_types or the class's rule, blocks of 1 to 3 layers for the attention
+    residuals, a head of the embedding's rows or fewer."""
+    layers, vocab = draw(st.integers(1, 5)), draw(st.integers(1, 50))
+    config = {**_inkling_layers(draw, layers),
+              "n_layers_per_attn_res_block": draw(st.integers(1, 3)), "vocab_size": vocab,
+              "unpadded_vocab_size": draw(st.integers(1, vocab))}
+    if draw(st.booleans()):
+        config["layer_types"] = draw(st.lists(st.sampled_from(["hybrid", "hybrid_sliding"]),
+                                              min_size=layers, max_size=layers))
+    return config
+
+
+@st.composite
+def inkling_config(draw) -> dict:
+    """Inkling's text model: Inkling's shared fields (_inkling_layers), full and sliding
+    layers by layer_types, local_layer_ids or the class's rule, dense and sparse FFNs by
+    mlp_layer_types or the legacy dense_mlp_idx (with dense_intermediate_size swapping the
+    widths), at least one shared expert (InklingTopkRouter slices them off its scores)."""
+    layers = draw(st.integers(1, 4))
+    config = {**_inkling_layers(draw, layers), "intermediate_size": draw(st.integers(1, 24)),
+              "n_shared_experts": draw(st.integers(1, 2))}
     placement = draw(st.sampled_from(["layer_types", "local_layer_ids", "rule"]))
     if placement == "layer_types":
         config["layer_types"] = draw(st.lists(st.sampled_from(["hybrid", "hybrid_sliding"]),

@@ -18,6 +18,7 @@ from tests.hf_family_strategies import (
     dory_config,
     family_config,
     hrm_text_config,
+    inkling2_config,
     inkling_config,
     modernbert_decoder_config,
     zaya_config,
@@ -1132,6 +1133,7 @@ STRATEGIES["modernbert-decoder"] = lambda t: modernbert_decoder_config(MIN_WINDO
 STRATEGIES["cpmant"] = lambda t: cpmant_config()
 STRATEGIES["doge"] = lambda t: doge_config()
 STRATEGIES["inkling_text"] = lambda t: inkling_config()
+STRATEGIES["inkling2_text"] = lambda t: inkling2_config()
 STRATEGIES["zaya"] = lambda t: zaya_config(MIN_WINDOW)
 STRATEGIES["hrm_text"] = lambda t: hrm_text_config()
 STRATEGIES["dory"] = lambda t: dory_config()

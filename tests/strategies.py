@@ -374,19 +374,31 @@ def _zaya_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
 def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
     """Inkling's parts, each where the spec allows it: the relative bias projected per token
     (its bank narrower or wider than the sequence), the residual short convolutions, the
-    router scoring the shared experts with its global scale, the dense FFN's output scale."""
+    router scoring the shared experts with its global scale, the dense FFN's output scale;
+    Inkling 2's sinks projected from the token, its scales on the queries and relative
+    states, its per-token convolution taps, its attention residuals over blocks."""
     moe = spec.moe
     changes = {
         "attention.relative_logits": draw(st.none() | st.builds(
-            dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24))),
+            dict, d_rel=st.integers(1, 4), extent=st.integers(1, 24), scale=st.booleans())),
+        "attention.query_scale": draw(st.booleans()),
         "residual_conv": draw(st.none() | st.integers(1, 4)),
+        # Inkling 2's per-token taps on these kinds' key and value convolutions
+        "residual_conv_taps": tuple(draw(st.lists(st.sampled_from(["global", "local"]),
+                                                  max_size=2, unique=True))),
+        # Inkling 2's attention residuals over blocks, q/k/v split on some kinds
+        "block_residual": draw(st.none() | st.builds(
+            dict, layers=st.integers(1, 3), split_kinds=st.lists(
+                st.sampled_from(["global", "local"]), max_size=2, unique=True).map(tuple))),
         "moe.router_global_scale": moe is not None and draw(st.booleans()),
         "moe.shared_in_router": moe is not None and draw(st.booleans()),
         "ffn.output_scale": spec.ffn is not None and draw(st.booleans())}
-    for key, value in changes.items():
-        if value:
+    # Inkling 2's sinks projected from each token (sink_proj d → h)
+    sinks = {"attention.sinks": True, "attention.sink_proj": True} if draw(st.booleans()) else {}
+    for change in [*({key: value} for key, value in changes.items() if value), sinks]:
+        if change:
             try:  # a part the spec's other parts rule out stays off
-                spec = spec.updated(**{key: value})
+                spec = spec.updated(**change)
             except CalcError:
                 pass
     return spec

@@ -72,6 +72,8 @@ def test_the_hint_reaches_the_cli(cli):
     ("mllama_text_model", "CROSS_ATTENTION"), ("mamba2", "SCANS"),
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
     ("inkling_text", "RELATIVE_LOGITS"), ("inkling_text", "RESIDUAL_CONVS"),
+    ("inkling2_text", "SINK_PROJ"), ("inkling2_text", "CONV_TAPS"),
+    ("inkling2_text", "BLOCK_RESIDUAL"), ("inkling2_text", "RELATIVE_LOGITS"),
     ("zaya", "CCA"), ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
@@ -83,6 +85,33 @@ def test_a_part_brings_its_convention_sentence(model_type, sentence):
     expected = getattr(counting, sentence)
     assert expected in calc.estimate(spec_from_hf_config({"model_type": model_type})).conventions
     assert expected not in calc.estimate("llama2-7b").conventions
+
+
+def test_projected_sinks_bring_their_own_sentence():
+    """Inkling 2's sink_proj (attention.sink_proj) names its convention; learned sinks do not."""
+    from calc import counting
+
+    spec = calc.ModelSpec(name="sinks", vocab_size=11, d_model=16, n_layers=2,
+                          context_length=16, attention={"n_heads": 4, "sinks": True},
+                          ffn={"activation": "swiglu", "d_ff": 8},
+                          position={"kind": "rope"})
+    assert counting.SINK_PROJ not in calc.estimate(spec).conventions
+    projected = spec.updated(**{"attention.sink_proj": True})
+    assert counting.SINK_PROJ in calc.estimate(projected).conventions
+
+
+def test_convolution_taps_bring_their_own_sentence():
+    """Inkling 2's per-token taps (residual_conv_taps) name their convention; Inkling's static
+    residual convolutions alone do not."""
+    from calc import counting
+
+    spec = calc.ModelSpec(name="taps", vocab_size=11, d_model=16, n_layers=2,
+                          context_length=16, attention={"n_heads": 4},
+                          ffn={"activation": "swiglu", "d_ff": 8}, norm={"kind": "rmsnorm"},
+                          position={"kind": "none"}, residual_conv=4)
+    assert counting.CONV_TAPS not in calc.estimate(spec).conventions
+    tapped = spec.updated(residual_conv_taps=("global",))
+    assert counting.CONV_TAPS in calc.estimate(tapped).conventions
 
 
 def test_block_sparse_layers_bring_their_own_sentence():

@@ -716,6 +716,65 @@ def test_inkling_adapters_match_the_reference_model():
     assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "v", "o", "r"))
 
 
+INKLING2 = {"model_type": "inkling2_text", "vocab_size": 64, "unpadded_vocab_size": 60,
+            "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "head_dim": 8, "swa_num_attention_heads": 2,
+            "swa_num_key_value_heads": 1, "swa_head_dim": 4, "sliding_window_size": 8,
+            "rel_extent": 12, "d_rel": 4, "moe_intermediate_size": 16, "n_routed_experts": 4,
+            "num_experts_per_tok": 2, "n_layers_per_attn_res_block": 2,
+            "layer_types": ["hybrid_sliding", "hybrid", "hybrid_sliding"],
+            "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_inkling2_as_peft_builds_it():
+    """Inkling 2's projections sit inside modules of their own (Inkling2QueryProjection's
+    linear, Inkling2GatedOutputProjection's gate_proj and linear, the relative bias' linear):
+    each calc target's adapters equal PEFT's on the modules it names, sink_proj the target
+    sink. (all-linear also adapts the full layers' weight_proj, which no calc target names.)"""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(INKLING2), build(INKLING2)
+    targets = {"q": r"q_proj\.linear$", "k": r"k_proj\.linear$", "v": r"v_proj\.linear$",
+               "o": r"o_proj\.linear$", "g": r"o_proj\.gate_proj$",
+               "r": r"relative_position_bias\.linear$", "sink": r"self_attn\.sink_proj$"}
+    for target, pattern in targets.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
+            target
+
+
+def test_inkling2_adapters_match_the_reference_model():
+    """Adapters on the reference model's q, k, v (the full layers' k_proj and v_proj apart, as
+    their inputs are), o, the own gate, r_proj and sink_proj beside the mixes over blocks and
+    the per-token taps: trainable parameters and forward FLOPs exact."""
+    pytest.importorskip("torch")
+    from calc.hf import spec_from_hf_config
+
+    spec = spec_from_hf_config(INKLING2)
+    assert_adapters_as_the_reference_model_counts(spec, ("q", "k", "v", "o", "g", "r", "sink"))
+
+
+def test_sink_adapters_match_the_reference_model():
+    """An adapter on Inkling 2's sink_proj d → h (attention.sink_proj), with a sliding kind of
+    heads of its own: trainable parameters and forward FLOPs exact; a model without it says
+    so in one line."""
+    pytest.importorskip("torch")
+    spec = calc.ModelSpec(
+        name="sinks", vocab_size=11, d_model=16, n_layers=3, context_length=16,
+        attention={"n_heads": 4, "n_kv_heads": 2, "head_dim": 4, "sliding_window": 3,
+                   "layer_pattern": ("global", "local"), "sinks": True, "sink_proj": True,
+                   "kind_shapes": {"local": {"n_heads": 2, "n_kv_heads": 1, "head_dim": 5}}},
+        ffn={"activation": "swiglu", "d_ff": 8}, position={"kind": "rope"})
+    ours = assert_adapters_as_the_reference_model_counts(spec, ("sink", "o"))
+    assert ours.by_target["lora/sink"] == 2 * (2 * (16 + 4) + (16 + 2))
+    with pytest.raises(calc.CalcError, match=re.escape("no sinks projected from the token")):
+        count_adapters(_spec("llama-3.1-8b"), FineTune(method="lora", rank=RANK,
+                                                       targets=("sink",)))
+
+
 def test_lora_on_zaya_as_peft_builds_it():
     """ZAYA1: q_proj, k_proj and o_proj as PEFT builds their adapters on transformers' model
     and as calc's reference model runs them;

@@ -101,6 +101,12 @@ UNRELEASED = {
               "cpm-live/config/cpm-ant-10b.json at commit "
               "bcf89744d3603557a1a3b6500f5e8f8440c7e37a gives it "
               "(test_cpmant_default_is_cpm_live_s_cpm_ant_10b)",
+    "inkling2_text": "no config.json of thinkingmachines/Inkling-2-Small-MXFP8 (the checkpoint "
+                     "Inkling2TextConfig's docstring names) was found with the project's code "
+                     "search (neither the name nor n_layers_per_attn_res_block occurs in a "
+                     "stored file); transformers' Inkling2TextConfig default is read exactly "
+                     "(test_an_empty_config_is_transformers_default_model, "
+                     "test_inkling2_default_is_exact_and_its_wrapper_counts_the_language_model)",
     "inkling_text": "no config.json of thinkingmachines/Inkling-Small (or of the Inkling the "
                     "classes' docstrings name) was found whole with the project's code or page "
                     "search: a public repository quotes some of Inkling-Small's text_config "

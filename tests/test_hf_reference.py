@@ -683,6 +683,41 @@ def test_random_inkling_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported_as(spec, "inkling_text"), MIN_WINDOW)
 
 
+@one_feature
+@given(STRATEGIES["inkling2_text"]("inkling2_text"))
+def test_random_inkling2_configs_match_transformers_and_export_back(config):
+    """Inkling 2's parts against transformers at a T past some windows and extents: the
+    attention residuals over blocks (the stored blocks' count by layer, three queries and
+    q/k/v norms on the full layers), the full layers' per-token convolution taps (element-wise
+    in transformers), the projected sinks, the query and relative-state scales, the own
+    output gate, the routed experts alone and the head of unpadded_vocab_size rows; and back
+    through inkling2_text's writer."""
+    config = {"model_type": "inkling2_text", **_NO_TOKENS, **config}
+    spec = spec_from_hf_config(config)
+    assert_matches(spec, config, MIN_WINDOW)
+    assert_matches(spec, exported_as(spec, "inkling2_text"), MIN_WINDOW)
+
+
+def test_inkling2_default_is_exact_and_its_wrapper_counts_the_language_model():
+    """Inkling2TextConfig's default (48 layers, 384 experts of which 8 a token): parameters,
+    active parameters and the parts' counts; Inkling2Config (model_type inkling2) wraps it,
+    its head untied."""
+    spec = spec_from_hf_config({"model_type": "inkling2_text"})
+    counts = calc.count_params(spec)
+    assert (counts.total, counts.active) == (593_718_478_848, 18_880_727_040)
+    assert counts.components["lm_head"] == 200_058 * 4608  # unpadded_vocab_size rows
+    # 47 attention inputs (3 queries on the 8 full layers), 48 FFN inputs, the final one
+    assert counts.components["block_residual"] == (39 + 3 * 8 + 48 + 1 + 2 * 8) * 4608
+    text = {"model_type": "inkling2_text", "hidden_size": 8, "num_hidden_layers": 3,
+            "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+            "swa_num_attention_heads": 2, "swa_num_key_value_heads": 2, "swa_head_dim": 4,
+            "moe_intermediate_size": 4, "n_routed_experts": 2, "num_experts_per_tok": 1,
+            "vocab_size": 16, "unpadded_vocab_size": 12, **_NO_TOKENS}
+    wrapped = calc.spec_from_hf_config({"model_type": "inkling2", "text_config": text})
+    assert not wrapped.tie_embeddings
+    assert calc.count_params(wrapped).total == hf_reference.count(text, 4).params
+
+
 def test_inkling_wrapper_counts_its_language_model():
     """InklingConfig (model_type inkling_mm_model) wraps inkling_text: calc counts the text
     model, the head untied whatever the flag (InklingForConditionalGeneration ties none), as
@@ -1274,11 +1309,15 @@ _TINY_TEXT = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2
 # Text fields a wrapper's text model needs beside _TINY_TEXT (dots3: as many KV heads as
 # query heads)
 _WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4},
+                 # Inkling 2's head: unpadded_vocab_size rows, within the tiny vocabulary
+                 "inkling2": {"unpadded_vocab_size": 90},
                  # Gemma 3n: its 15 kv-shared layers are more than the tiny model's 2, and a
                  # small per-layer table and width keep the meta model small
                  "gemma3n": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 100,
                              "hidden_size_per_layer_input": 8, "laurel_rank": 8}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
+                   # Inkling2Config wants the vision projector as wide as the text model
+                   "inkling2": {"vision_config": {"text_hidden_size": 64}},
                    # Dots3NoteConfig wants the towers' adapters as wide as the text model
                    "dots3_note": {"vision_config": {"adapter_out_dim": 64},
                                   "audio_config": {"adapter_out_dim": 64}},

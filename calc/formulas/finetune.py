@@ -74,6 +74,7 @@ from calc.symbols import (
     d_s,
     d_v,
     h,
+    h2,
     h_kv,
     i_au,
     i_dm,
@@ -95,6 +96,9 @@ from calc.symbols import (
     i_qh,
     i_rel,
     i_shared_gate,
+    i_sink,
+    i_sink2,
+    i_skp,
     i_srt,
     i_z1,
     i_z2,
@@ -184,6 +188,9 @@ TARGET_MATRICES: dict[str, tuple[tuple[sympy.Expr, sympy.Expr, sympy.Expr], ...]
     "g": _attention_matrices(d + h * params.GATE_WIDTH, i_gh + (1 - i_gh) * (b_gh + i_go)),
     # Inkling's r_proj d → h·d_rel (attention.relative_logits)
     "r": _attention_matrices(d + h * d_rl),
+    # Inkling 2's sink_proj d → h (attention.sink_proj), on the layers with sinks
+    "sink": ((i_skp * i_sink * (L_att - L_att2), d + h, i_skp * i_sink * (L_att - L_att2)),
+             (i_skp * i_sink2 * L_att2, d + h2, i_skp * i_sink2 * L_att2)),
     "up": FFN_MATRICES,
     "gate": tuple((i_glu * n, sides, i_glu * per) for n, sides, per in FFN_MATRICES),
     "down": FFN_MATRICES,

@@ -110,6 +110,7 @@ from calc.symbols import (
     K_I,
     E_rl,
     E_s,
+    H_rct,
     K_dm,
     L,
     L_att,
@@ -132,6 +133,7 @@ from calc.symbols import (
     L_sel,
     L_ssm,
     L_xa,
+    N_brs,
     T,
     T_img,
     V_cen,
@@ -376,6 +378,12 @@ FORWARD_PER_TOKEN: dict[str, sympy.Expr] = {
     # Inkling's residual convolutions on every layer's attention and FFN outputs (attn_sconv,
     # mlp_sconv): 2·k per channel per token, d channels each
     "residual_conv": FMA * L * params.RESIDUAL_CONV["residual_conv"],
+    # Inkling 2's per-token taps: weight_proj d → h_kv·k for the keys and the values, a matmul
+    # per token; the convolution they join stays attention/conv's 2·k per channel
+    "attention/conv_taps": FMA * H_rct * params.CONV_TAP_WEIGHTS["attention/conv_taps"],
+    # Inkling 2's mixes over blocks: per query and source, d multiply-adds for the score and d
+    # for the mix (Inkling2BlockAttentionResidual through eager_attention_forward's matmuls)
+    "block_residual": FMA * 2 * d * N_brs,
     # cross-attention layers: W_Q and W_O per text token when there are image tokens (i_img);
     # without them transformers skips the layers whole, their FFN too (MllamaTextModel.forward)
     **{key: FMA * i_img * L_xa * params.CROSS_ATTENTION_WEIGHTS[key]

@@ -99,6 +99,7 @@ from calc.symbols import (
     a_q,
     a_r,
     a_shared_expert_gate,
+    a_sink,
     a_up,
     a_v,
     b,
@@ -374,7 +375,7 @@ ADAPTER_COPY = 4 * i_hf * i_frozen * i_up  # bytes per element of an adapter's f
 # latent after and before its norm side by side (attention.mla.latent_gate): their kept input
 # is 2·r_q, the latent's second copy r_q more.
 ATTENTION_OUTSIDE = (KEPT_NORM_OUTPUT * i_keep_qkv * d * q_l * OWN_INPUT
-                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g + a_r)
+                     + ADAPTER_COPY * d * (a_q + a_k + a_v + a_g + a_r + a_sink)
                      + (q_a + KEPT_NORM_OUTPUT * i_keep_qkv * q_l)
                      * (i_qlora * r_q + i_mla * r_kv)
                      + i_mla * i_lg * KEPT_NORM_OUTPUT * i_keep_qkv * q_l * r_q)

@@ -27,9 +27,11 @@ from calc.symbols import (
     E_a,
     E_rl,
     E_s,
+    H_rct,
     L,
     L_att,
     L_att2,
+    L_brs,
     L_csa,
     L_dense,
     L_dn,
@@ -50,6 +52,7 @@ from calc.symbols import (
     L_xa,
     M,
     M_sb,
+    N_brq,
     P,
     V,
     V_le,
@@ -122,10 +125,12 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_qsc,
     i_qw,
     i_rbr,
     i_rel,
     i_rgs,
+    i_rls,
     i_rs,
     i_rsc,
     i_rse,
@@ -134,6 +139,7 @@ from calc.symbols import (
     i_shared_gate,
     i_sink,
     i_sink2,
+    i_skp,
     i_srt,
     i_sub,
     i_tied,
@@ -206,6 +212,9 @@ ATTENTION_WEIGHTS: dict[str, sympy.Expr] = {
     # InklingAttention.r_proj): Linear(d, h·d_rel, bias=False), each query head's relative
     # states
     "attention/relative": d * h * d_rl,
+    # Inkling 2's sinks projected from each token (attention.sink_proj; modeling_inkling2.py
+    # Inkling2SlidingAttention.sink_proj): Linear(d, h, bias=False), one sink logit per head
+    "attention/sinks": i_sink * i_skp * d * h,
 }
 # The other E_a − h/h_kv attention experts' W_Q and W_O (h_kv heads each): parameters a token
 # does not use, as the routed experts of an MoE FFN.
@@ -270,7 +279,7 @@ CCA_CONV = CCA_CONV_WEIGHTS + i_cca * 2 * CCA_CHANNELS
 # gpt-oss: one learned sink logit per head joins each softmax (modeling_gpt_oss.py, `sinks`);
 # MiMo-V2-Flash has them on its sliding layers only (modeling_mimo_v2_flash.py,
 # MiMoV2FlashAttention: `sinks` where is_swa), the L'_att layers' 1'_sink (of_kind).
-ATTENTION_SINKS = i_sink * h
+ATTENTION_SINKS = i_sink * (1 - i_skp) * h + ATTENTION_WEIGHTS["attention/sinks"]
 # Differential attention (Ye et al. 2024, DIFF Transformer §2.1: λ = exp(λ_q1·λ_k1) −
 # exp(λ_q2·λ_k2) + λ_init): four learned vectors of one head's width per layer
 # (modeling_diffllama.py, DiffLlamaAttention: lambda_q1, lambda_k1, lambda_q2, lambda_k2 of
@@ -354,10 +363,14 @@ ATTENTION: dict[str, sympy.Expr] = {
     # where attention_bias is set
     "attention/dynamic_mask": ATTENTION_WEIGHTS["attention/dynamic_mask"]
     + i_dm * h_kv + b_dm * h_kv,
-    "attention/relative": ATTENTION_WEIGHTS["attention/relative"],
+    # and Inkling 2's scale per head and relative state (Inkling2ScaledL2Clip.scale, h × d_rel)
+    "attention/relative": ATTENTION_WEIGHTS["attention/relative"] + i_rls * h * d_rl,
     # nGPT (modular_dory.py, DoryAttention): sqk, a scale per query channel, and s_gate, a
     # scale per output-gate value
-    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH),
+    "attention/scales": i_ng * (h * d_qk + i_gate * h * GATE_WIDTH)
+    # Inkling 2's scale per query channel (attention.query_scale; Inkling2QueryProjection's
+    # Inkling2ScaledL2Clip.scale, num_heads × head_dim)
+    + i_qsc * h * d_qk,
 }
 # What the L_kvs layers lack (attention.kv_shared_layers; modeling_gemma4.py: a layer whose
 # kv_sharing_mode is "reuse" builds no k_proj, v_proj or k_norm and reads the keys and values
@@ -369,6 +382,16 @@ ATTENTION_ACTIVE = {key: expr - MOA_IDLE.get(key, 0) for key, expr in ATTENTION.
 # Inkling's residual short convolutions on the attention and FFN outputs (InklingDecoderLayer's
 # attn_sconv and mlp_sconv: depthwise over d, kernel k, no bias), every layer's.
 RESIDUAL_CONV: dict[str, sympy.Expr] = {"residual_conv": 2 * d * k_rc}
+# Inkling 2's per-token taps on its full layers' key and value convolutions
+# (residual_conv_taps; modeling_inkling2.py Inkling2DynamicShortConvolution.weight_proj:
+# Linear(d, h_kv·k, bias=False) for the keys and one for the values), over the H_rct key/value
+# heads of the layers that have them; their static taps are attention/conv's
+CONV_TAP_WEIGHTS: dict[str, sympy.Expr] = {"attention/conv_taps": 2 * d * k_rc}
+# Inkling 2's attention residuals over blocks (block_residual; Inkling2BlockAttentionResidual):
+# a learned query of d each (N_brq of them: attention_input, 3 on a full layer, mlp_input,
+# final_input), and on the L_brs split layers the key's and the value's own input norms
+# (k_input_layernorm, v_input_layernorm; q_input_layernorm stands for input_layernorm)
+BLOCK_RESIDUAL: dict[str, sympy.Expr] = {"block_residual": d * N_brq + 2 * NORM * d * L_brs}
 # every layer's, × L; nGPT's residual rates (DoryDecoderLayer's lambda_1, lambda_2: d each)
 NORMS: dict[str, sympy.Expr] = {"norms": LAYER_NORMS, "residual_scales": i_ng * 2 * d}
 # One Transformer layer without its FFN: attention and the layer's norms.
@@ -619,7 +642,7 @@ RESIDUAL_SCALES: dict[str, sympy.Expr] = {
 # Each kind of layer part, with the count of layers that have it: a model is their sum.
 PARTS: tuple[tuple[sympy.Expr, dict[str, sympy.Expr]], ...] = (
     (L_att, ATTENTION), (L_idx, INDEXER), (L, NORMS), (L + L_moe, NORM_GATE_WEIGHTS),
-    (L, RESIDUAL_CONV),
+    (L, RESIDUAL_CONV), (H_rct, CONV_TAP_WEIGHTS), (sympy.S.One, BLOCK_RESIDUAL),
     (L, HYPER_CONNECTIONS), (L + L_dense + L_moe, RESIDUAL_SCALES),
     (L_ssm, mixers.MAMBA),
     (L_dn, mixers.DELTANET), (L_la, mixers.LIGHTNING), (L_rw, mixers.RWKV),

@@ -25,8 +25,9 @@ _KEPT = ("V", "V_o", "d", "L", "h", "h_kv", "d_qk", "d_v", "d_ff", "P", "w", "c"
          "k_s", "R_dt", "H_s", "G_s", "H_k", "H_v", "d_lk", "d_lv", "k_dn", "r_g", "k_sc", "h_I",
          "d_I", "L_idx", "L_kvs", "L_kvs2", "L_kvsl", "L_kvsl2", "L_dw", "L_sb", "M_sb", "r_sb",
          "L_s_sb", *LAYER_COUNTS, *KIND_COUNTS, "L_s_att2", "L_s_kvs", "L_s_kvs2", "L_s_dw",
-         "L_csa", "L_hca", "L_sel", "L_s_sel", "d_rl", "E_rl", "k_rc", "k_ca", "k_cb", "r_rt",
-         "n_pk")
+         "L_csa", "L_hca", "L_sel", "L_s_sel", "d_rl", "E_rl", "k_rc", "H_rct", "N_brq", "N_brs",
+         "L_brs", "k_ca", "k_cb",
+         "r_rt", "n_pk")
 # A kind's own head shapes (attention.kind_shapes) and the model's they equal when equal
 _KIND_SHAPES = {"h2": "h", "h_kv2": "h_kv", "d_qk2": "d_qk", "h_t2": "h_t", "h_g2": "h_g",
                 "r_q2": "r_q", "r_kv2": "r_kv", "d_rope2": "d_rope"}

@@ -51,7 +51,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "attention.sliding_window": att.sliding_window if spec.n_local_layers else None,
         "attention.chunk_size": att.chunk_size if "chunked" in spec.attention_kinds else None,
         "attention.qk_norm_weights": att.qk_norm_weights or att.qk_norm == "none",
-        "attention.sinks": att.sinks, "attention.output_gate": att.output_gate,
+        "attention.sinks": att.sinks, "attention.sink_proj": att.sink_proj,
+        "attention.query_scale": att.query_scale,
+        "attention.output_gate": att.output_gate,
         "attention.differential": att.differential,
         "attention.output_gate_per": att.output_gate_per if att.output_gate else None,
         "attention.output_gate_bias": att.output_gate_bias,
@@ -75,6 +77,9 @@ def shape(spec: ModelSpec) -> dict[str, Any]:
         "ffn.bias": ffn and ffn.bias,
         "ffn.output_scale": ffn and ffn.output_scale,
         "attention.relative_logits": att.relative_logits, "residual_conv": spec.residual_conv,
+        "block_residual": spec.block_residual,
+        "residual_conv_taps": tuple(kind in spec.residual_conv_taps
+                                    for kind in spec.attention_kinds),
         "moe": moe and {
             "n_experts": moe.n_experts, "top_k": moe.top_k, "d_expert": moe.d_expert,
             "n_shared_experts": moe.n_shared_experts,

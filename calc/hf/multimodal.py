@@ -57,6 +57,9 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     # Inkling: vision and audio towers beside inkling_text; InklingForConditionalGeneration
     # ties no head (_tied_weights_keys = {}), which the text reader holds whatever the flag
     "inkling_mm_model": ("inkling_text", "top", False),
+    # Inkling 2: a vision tower beside inkling2_text; Inkling2ForConditionalGeneration ties no
+    # head (_tied_weights_keys = {}) and builds its lm_head of unpadded_vocab_size rows
+    "inkling2": ("inkling2_text", "top", False),
 }
 # Keys that hold a sub-config which is not a tower.
 _NOT_TOWERS = ("text_config", "quantization_config")

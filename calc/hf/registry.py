@@ -201,6 +201,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     cpmant.CPMANT,
     doge.DOGE,
     inkling.INKLING_TEXT,
+    inkling.INKLING2_TEXT,
     hrm.HRM_TEXT,
     dory.DORY,
     # read only: no writer of their own (their family module says which writer holds them)

@@ -45,36 +45,16 @@ NEEDS = {
     "qwen4_exp_text": "hyper-connections of gated low-rank stream means without layer norms, "
                       "sparse attention whose QSA indexer selects blocks of mean-pooled keys, "
                       "and per-layer hashed n-gram embeddings keyed per residual stream",
-    # attention and residual parts the spec lacks
-    # modeling_inkling2.py (transformers 5.24.0): Inkling2BlockAttentionResidual mixes the
-    # states of earlier blocks of n_layers_per_attn_res_block layers into each layer's
-    # attention and MLP inputs by learned queries (three on the full layers, one per q/k/v
-    # input); Inkling2DynamicShortConvolution adds per-token taps (weight_proj d → kv_heads·k)
-    # on the full layers' keys and values; Inkling2GatedOutputProjection gates the attention
-    # output by sigmoid(gate_proj(x)) (d → h·d_h); sink_proj (d → h) makes each head's sink
-    # logit from the token; Inkling2RelativePositionBias scales its relative states by a
-    # learned h × d_rel (Inkling2ScaledL2Clip) before the bank. Inkling's parts it shares are
-    # in the spec: the relative bias (attention.relative_logits), the residual short
-    # convolutions (residual_conv) and the sliding layers' heads (attention.kind_shapes), as
-    # its output gate per channel is (attention.output_gate).
-    # (Its lm_head of unpadded_vocab_size rows against vocab_size embeddings is
-    # output_vocab_size, which the spec holds.)
-    "inkling2_text": "attention residuals over blocks of layers "
-                     "(Inkling2BlockAttentionResidual: learned queries over earlier blocks' "
-                     "states), per-token convolution taps on the full layers' keys and values "
-                     "(weight_proj), attention sinks projected from the token (sink_proj d → "
-                     "h) and a learned scale on the relative states (h × d_rel)",
-    # modular_inkling2_loop.py: Inkling2's layers, with layers loop_layer_index_start to
-    # loop_layer_index_end run loop_num_passes times per token (a cache slot per pass): that
-    # schedule is loop.runs [[0, s-1, 1], [s, e-1, passes], [e, L-1, 1]] (calc.spec.loop).
-    # Each later pass is fed the previous pass's blocks through Inkling2LoopMessageGate
-    # (down_proj 2d → loop_gate_rank, forget_gate_proj and message_gate_proj back to d) and
-    # Inkling2LoopMessageAttentionResidual's learned queries (4 per loop layer).
-    "inkling2_loop_text": "inkling2_text's parts (attention residuals over blocks of layers, "
-                          "per-token convolution taps, token-projected sinks, the relative "
-                          "states' scale) and the message gates between its loop's passes "
+    # modular_inkling2_loop.py: Inkling2's layers (inkling2_text, read), with layers
+    # loop_layer_index_start to loop_layer_index_end run loop_num_passes times per token (a
+    # cache slot per pass): that schedule is loop.runs [[0, s-1, 1], [s, e-1, passes],
+    # [e, L-1, 1]] (calc.spec.loop). Each later pass is fed the previous pass's blocks through
+    # Inkling2LoopMessageGate (down_proj 2d → loop_gate_rank, forget_gate_proj and
+    # message_gate_proj back to d) and Inkling2LoopMessageAttentionResidual's learned queries
+    # (4 per loop layer), which the spec lacks, as it lacks block_residual through a loop.
+    "inkling2_loop_text": "the message gates between its loop's passes "
                           "(Inkling2LoopMessageGate 2d → loop_gate_rank → d, learned message "
-                          "queries)",
+                          "queries) over its attention residuals over blocks",
     "reformer": "LSH and chunked local attention, axial position embeddings and reversible "
                 "layers",
     "phi4_multimodal": "the image and audio encoders built inside the language model's "

@@ -35,6 +35,7 @@ _LAZY = {
     "CompressionSpec": "calc.spec.attention:CompressionSpec",
     "DynamicMaskSpec": "calc.spec.attention:DynamicMaskSpec",
     "ResidualScalesSpec": "calc.spec.residual:ResidualScalesSpec",
+    "BlockResidualSpec": "calc.spec.residual:BlockResidualSpec",
     "InferenceWorkload": "calc.spec.inference:InferenceWorkload",
     "LayerAt": "calc.spec.layers:LayerAt",
     "LayersSpec": "calc.spec.layers:LayersSpec",

@@ -149,6 +149,9 @@ class RelativeLogitsSpec(Frozen):
                         description="backward distances the bias covers on the layers that "
                                     "do not slide (rel_extent; a sliding layer's bank is its "
                                     "window wide)")
+    scale: bool = Field(False, description="a learned scale per head and relative state, h × "
+                                           "d_rel a layer, on r_proj's output (Inkling 2: "
+                                           "Inkling2ScaledL2Clip.scale)")
 
 
 class CompressionSpec(Frozen):
@@ -263,6 +266,14 @@ class AttentionSpec(Frozen):
     sinks: bool = Field(
         False, description="one learned logit per head joins every softmax as an extra key "
                            "without value (gpt-oss: attention sinks; a kind's own in kind_shapes)")
+    query_scale: bool = Field(
+        False, description="a learned scale per query channel, h·d_qk a layer, on W_Q's "
+                           "output (Inkling 2: Inkling2ScaledL2Clip.scale before its L2 clip, "
+                           "which has no parameter)")
+    sink_proj: bool = Field(
+        False, description="each head's sink logit is projected from the token, sink_proj "
+                           "Linear(d, h) without bias, in place of one learned logit per head "
+                           "(Inkling 2: Inkling2SlidingAttention.sink_proj); needs sinks")
     output_gate: bool = Field(
         False, description="each head's output is multiplied by a gate of the layer's input, "
                            "sigmoid(x W_G), before W_O (Qwen3-Next; output_gate_per says how "
@@ -384,6 +395,10 @@ class AttentionSpec(Frozen):
                                      or self.output_gate_bias or self.mla is not None):
             raise ValueError("attention.output_gate_own=true needs attention.output_gate=true "
                              "per channel, without output_gate_bias or mla")
+        if self.sink_proj and not self.sinks:
+            raise ValueError("attention.sink_proj=true needs attention.sinks=true")
+        if self.sink_proj and "chunked" in self.pattern:
+            raise ValueError("attention.sink_proj is not defined with chunked layers")
         if self.output_gate_per == "head" and not self.output_gate:
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:

@@ -36,8 +36,9 @@ Method = Literal["full", "lora", "qlora"]
 # igate_preact, fgate_preact; out_proj). `experts`: each routed
 # expert's up, gate and down matrices, which transformers 5 stores fused as parameters
 # (gate_up_proj, down_proj), not as nn.Linear modules (PEFT's target_parameters adapts them).
-# `r`: Inkling's r_proj, the relative bias' projection d → h·d_rel (attention.relative_logits)
-ATTENTION_TARGETS = ("q", "k", "v", "o", "g", "r")
+# `r`: Inkling's r_proj, the relative bias' projection d → h·d_rel (attention.relative_logits);
+# `sink`: Inkling 2's sink_proj d → h (attention.sink_proj)
+ATTENTION_TARGETS = ("q", "k", "v", "o", "g", "r", "sink")
 FFN_TARGETS = ("up", "gate", "down")
 MIXER_TARGETS = ("in_proj", "x_proj", "dt_proj", "out_proj", "in_proj_qkvz", "in_proj_ba",
                  "qkv_proj", "output_gate", "key", "value", "receptance", "output",
@@ -62,7 +63,7 @@ ALL_LINEAR = "all-linear"
 # The attention and FFN targets' module names in Llama-style models (Llama, Mistral, Qwen, ...),
 # as PEFT's target_modules and the trainers' configs name them
 PEFT_MODULES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "g_proj": "g",
-                "r_proj": "r",
+                "r_proj": "r", "sink_proj": "sink",
                 "up_proj": "up", "gate_proj": "gate", "down_proj": "down"}
 # Bytes per logit held at the loss's peak (the start of the backward, every activation alive),
 # by how the stack computes the loss:
@@ -364,6 +365,8 @@ def _attention_shapes(spec: ModelSpec) -> dict[str, TargetShape]:
         shapes["dt_proj"] = TargetShape(((h_kv * spec.head_dim_v, h_kv),))
     if att.relative_logits is not None:  # Inkling's r_proj d → h·d_rel
         shapes["r"] = TargetShape(((d, h * att.relative_logits.d_rel),))
+    if att.sink_proj:  # Inkling 2's sink_proj d → h
+        shapes["sink"] = TargetShape(((d, h),))
     if spec.attention.experts is not None:  # JetMoE: W_Q, W_O are experts, not nn.Linear
         del shapes["q"], shapes["o"]
     # DeepSeek-V4: W_Q through a latent (q_a_proj, q_b_proj), W_O grouped (o_a_proj, o_b_proj)
@@ -435,6 +438,8 @@ def _lacks(spec: ModelSpec, target: str) -> str:
                 "gate_proj)")
     if target == "r" and att.relative_logits is None:
         return "its attention has no relative bias projected per token (r_proj)"
+    if target == "sink" and not att.sink_proj:
+        return "its attention has no sinks projected from the token (sink_proj)"
     if target == "v" and att.cca is not None:
         return ("its values are CCA's v_proj_current and v_proj_delayed, which PEFT's v_proj "
                 "does not select")

@@ -34,6 +34,7 @@ from calc.spec.drafter import CentroidHeadSpec, DrafterSpec
 from calc.spec.ffn import GATED, FFNSpec, MoESpec
 from calc.spec.layers import (
     AltUpSpec,
+    AttentionKind,
     CrossAttentionSpec,
     DeltaNetSpec,
     GriffinSpec,
@@ -53,7 +54,7 @@ from calc.spec.layers import (
 from calc.spec.loop import LoopSpec, check_loop, executed
 from calc.spec.norm import NormSpec
 from calc.spec.position import MAX_SEGMENTS, PositionSpec
-from calc.spec.residual import ResidualScalesSpec
+from calc.spec.residual import BlockResidualSpec, ResidualScalesSpec
 
 __all__ = [
     "GATED",
@@ -198,6 +199,13 @@ class ModelSpec(Frozen):
                     "depthwise conv1d without bias, on each attention layer's keys and values "
                     "(after W_K and W_V) and on its attention and FFN outputs before the "
                     "residual adds (Inkling's k_sconv, v_sconv, attn_sconv and mlp_sconv)")
+    residual_conv_taps: tuple[AttentionKind, ...] = Field(
+        (), max_length=4,
+        description="the attention kinds whose key and value convolutions (residual_conv) add "
+                    "taps projected from each token to their static ones: weight_proj d → "
+                    "h_kv·k without bias for the keys and one for the values, each head's "
+                    "channels sharing its k taps (Inkling 2's full layers: "
+                    "Inkling2DynamicShortConvolution)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix")
     lm_head_bias: bool = Field(False, description="a bias on the LM head (one value per row)")
     prediction_head: PredictionHeadSpec | None = Field(
@@ -226,6 +234,10 @@ class ModelSpec(Frozen):
                           "residual_bias a bias of d on the stream and with branch a scale and "
                           "bias of d on the output (ZAYA's ZayaResidualScaling)")
 
+    block_residual: BlockResidualSpec | None = Field(
+        None, description="attention residuals over blocks of layers: each sublayer's input a "
+                          "softmax mix of the stored blocks' states and the running residual "
+                          "by learned queries (Inkling 2's Inkling2BlockAttentionResidual)")
     residual_scales: ResidualScalesSpec | None = Field(
         None, description="learned vectors on each sublayer's residual add: a scale on the "
                           "residual, optionally its bias, and a scale and bias on the "
@@ -301,8 +313,18 @@ class ModelSpec(Frozen):
             self._check_compression()
         if att.relative_logits is not None:
             self._check_relative_logits()
+        if att.sink_proj and (self.cross_attention is not None or self.shared_block is not None
+                              or self.mtp_modules):
+            # their attention is counted apart from the layers' (calc.formulas.params)
+            raise ValueError("attention.sink_proj is not defined with cross_attention, "
+                             "shared_block or mtp_modules")
         if self.residual_conv is not None:
             self._check_residual_conv()
+        if self.block_residual is not None:
+            self._check_block_residual()
+        if self.residual_conv_taps and self.residual_conv is None:
+            raise ValueError(f"residual_conv_taps={list(self.residual_conv_taps)} needs "
+                             f"residual_conv (the convolutions the taps join)")
         if self.hyper_connections is not None:
             self._check_hyper_connections()
         for kind in att.kind_shapes:
@@ -361,11 +383,36 @@ class ModelSpec(Frozen):
             check_loop(self)
         if self.ngpt:
             self._check_ngpt()
+        if self.ngpt and att.query_scale:  # nGPT's sqk is already a scale per query channel
+            raise ValueError("attention.query_scale is not defined with ngpt (its sqk is one)")
         if self.moe is not None and self.ffn is not None and self.ffn.activation_params:
             raise ValueError(f"ffn.activation={self.ffn.activation!r} is not allowed with moe: "
                              f"its learned parameters are counted per dense FFN (no released "
                              f"mixture of experts uses it)")
         return self
+
+    def _check_block_residual(self) -> None:
+        """The mixes sit at the inputs of sequential pre-norm attention + FFN layers on one
+        residual stream; a split layer's keys and values have projections of their own."""
+        att = self.attention
+        plain = (all(mixer == "attention" for mixer in self.mixer_kinds) and self.has_ffn
+                 and "none" not in self.ffn_kinds)
+        if (not plain or self.parallel_block or self.norm.placement != "pre"
+                or self.shared_block is not None or self.loop is not None
+                or self.hyper_connections is not None or self.altup is not None
+                or self.laurel is not None or self.mtp_modules or self.ngpt
+                or self.residual_scales is not None or self.per_layer_embeddings is not None):
+            raise ValueError("block_residual is defined for sequential pre-norm layers of "
+                             "attention and an FFN each, without parallel_block, shared_block, "
+                             "loop, hyper_connections, altup, laurel, ngpt, residual_scales, "
+                             "per_layer_embeddings or mtp_modules")
+        split = self.block_residual.split_kinds if self.block_residual else ()
+        if split and (att.mla is not None or att.experts or att.kv_shared_layers
+                      or att.cca is not None or att.k_eq_v or att.differential
+                      or any(shape.k_eq_v for shape in att.kind_shapes.values())):
+            raise ValueError("block_residual.split_kinds needs keys and values projected "
+                             "apart (no mla, experts, cca, differential, k_eq_v or kv-shared "
+                             "layers)")
 
     def _check_residual_scales(self) -> None:
         """Scales at the residual adds of a sequential pre-norm layer (its mixer's, and its
@@ -880,6 +927,9 @@ class ModelSpec(Frozen):
         return self.updated(**{"attention.n_heads": h, "attention.n_kv_heads": kv,
                                "attention.head_dim": width, "attention.v_head_dim": values,
                                "attention.sinks": self.sinks_of(kind),
+                               # a kind without sinks has no sink_proj either
+                               "attention.sink_proj": (self.attention.sink_proj
+                                                       and self.sinks_of(kind)),
                                "attention.kind_shapes": {},
                                "attention.k_eq_v": self.keys_are_values(kind)})
 

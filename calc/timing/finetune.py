@@ -75,7 +75,8 @@ def _layers_of(spec: ModelSpec, target: str, index: int) -> float:
     if target in ("q", "k", "v") and spec.layer_counts["mlstm"] and (
             index == len(target_shapes(spec)[target].matrices) - 1):  # the mLSTM's, last
         return counts["mlstm"]
-    if target in ("q", "k", "v", "o", "g", "r"):  # the model's head shapes, then a kind's own
+    # the model's head shapes, then a kind's own
+    if target in ("q", "k", "v", "o", "g", "r", "sink"):
         own = spec.shaped_layers
         layers = counts["attention"] - own if index == 0 else own
         if target in ("k", "v"):  # none on the kv-shared layers, no W_V where k_eq_v

@@ -135,6 +135,18 @@ def _matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:
         # router (its h_kv outputs are fewer than the TP ranks of most layouts)
         Matmul("attention/dynamic_mask", flops["attention/dynamic_mask"], kv,
                kv * d_v, n_att, "none"),
+        # Inkling 2's sink_proj d → h (attention.sink_proj), column-parallel like W_Q (split
+        # by heads; the model's head count stands for a kind's own)
+        Matmul("attention/sinks", flops["attention/sinks"], att.n_heads, d, n_att, "column"),
+        # Inkling 2's mixes over blocks (block_residual): per token, each learned query times
+        # its sources twice, priced as one replicated product of the queries' weights
+        Matmul("block_residual", flops["block_residual"],
+               _block_queries(spec), d, 1, "none"),
+        # Inkling 2's per-token convolution taps, weight_proj d → h_kv·k for keys and values
+        # (residual_conv_taps), replicated like a router (h_kv·k outputs are few)
+        Matmul("attention/conv_taps", flops["attention/conv_taps"],
+               2 * kv * (spec.residual_conv or 0), d,
+               sum(kind in spec.residual_conv_taps for kind in spec.attention_kinds), "none"),
         # DSA's indexer projections (wq_b from the query latent, wk and weights_proj from x;
         # MiniMax-M3's q_proj and k_proj from x), replicated like a router: a TP split of them
         # is not priced
@@ -234,6 +246,13 @@ def model_terms(spec: ModelSpec, seq_len: int) -> ModelTerms:
         kind_d_v=kind_d_v, kind_attention_causal=kind_scores(spec, seq_len, "causal"),
         kind_attention_full=kind_scores(spec, seq_len, "full"),
     )
+
+
+def _block_queries(spec: ModelSpec) -> int:
+    """The learned queries of the attention residuals over blocks (block_residual), 0 without."""
+    block = spec.block_residual
+    return (sum(q for q, _ in block.sources(spec.n_layers, spec.attention_kinds))
+            if block is not None else 0)
 
 
 def _relative_logit_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[Matmul]:

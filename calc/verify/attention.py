@@ -101,12 +101,14 @@ class RelativeLogits(nn.Module):
     then each head's d_rel states times the d_rel × extent bank, one logit per backward
     distance, as transformers computes it (a matmul per token, tagged attention/relative)."""
 
-    def __init__(self, d: int, heads: int, d_rel: int, extent: int):
+    def __init__(self, d: int, heads: int, d_rel: int, extent: int, scale: bool = False):
         super().__init__()
         tag(self, "attention/relative")
         self.heads, self.extent = heads, extent
         self.r = linear(d, heads * d_rel, False, "attention/relative")
         self.bank = nn.Parameter(torch.empty(d_rel, extent).uniform_(-0.1, 0.1))
+        # Inkling 2's scale per head and state (Inkling2ScaledL2Clip.scale): element-wise, held
+        self.scale = nn.Parameter(torch.ones(heads, d_rel)) if scale else None
 
     def forward(self, x: Tensor) -> Tensor:
         """[B, h, T, extent]: each query head's bias for distances 0 … extent − 1."""
@@ -145,7 +147,8 @@ class Attention(nn.Module):
         # Inkling's bias per backward distance, its bank the window wide on a sliding layer;
         # the logits of this forward, made from the layer's input
         rel = att.relative_logits
-        self.relative_logits = (RelativeLogits(d, self.h, rel.d_rel, self.window or rel.extent)
+        self.relative_logits = (RelativeLogits(d, self.h, rel.d_rel, self.window or rel.extent,
+                                               rel.scale)
                                 if rel is not None else None)
         self.rel_logits: Tensor | None = None
         # Inkling's residual short convolutions on W_K's and W_V's outputs (k_sconv, v_sconv)
@@ -154,6 +157,10 @@ class Attention(nn.Module):
                                                   "attention/conv")
                                        for width in (self.d_qk, self.d_v))
                          if kernel is not None else None)
+        # Inkling 2's per-token taps on them (residual_conv_taps: weight_proj d → h_kv·k)
+        self.conv_taps = (nn.ModuleList(linear(d, self.h_kv * kernel, False,
+                                               "attention/conv_taps") for _ in range(2))
+                          if kernel is not None and kind in spec.residual_conv_taps else None)
         self.mla = att.mla
         self.cca: CCAProjection | None = None
         self.expert_q = ExpertQueries(spec) if att.experts else None  # JetMoE's W_Q, W_O
@@ -170,7 +177,13 @@ class Attention(nn.Module):
             # k_eq_v: W_K's output is the values too (no W_V); a kv-shared layer has neither
             self.k_eq_v = att.k_eq_v
             width = self.h_kv * (self.d_qk + (0 if att.k_eq_v or att.cca else self.d_v))
-            self.kv = linear(d, width, att.qkv_bias, "attention/kv") if own_kv else None
+            block = spec.block_residual
+            # Inkling 2's full layers: keys and values read inputs of their own (SplitKV)
+            self.kv = (None if not own_kv
+                       else SplitKV(d, self.h_kv * self.d_qk, self.h_kv * self.d_v,
+                                    att.qkv_bias)
+                       if block is not None and kind in block.split_kinds
+                       else linear(d, width, att.qkv_bias, "attention/kv"))
             # ZAYA1's CCA: W_K is k_proj alone; the convs, split values and temperature here
             self.cca = CCAProjection(spec) if att.cca is not None else None
         else:
@@ -214,11 +227,19 @@ class Attention(nn.Module):
         # Beam's gate_bias: one value per head added to the gate before the sigmoid
         self.gate_bias = (tag(GateBias(self.h), "attention/gate") if att.output_gate_bias
                           else None)
-        self.sinks = (tag(SinkLogits(self.h), "attention/sinks") if att.sinks else None)
+        self.sinks = (tag(SinkLogits(self.h), "attention/sinks")
+                      if att.sinks and not att.sink_proj else None)
+        # Inkling 2's sinks projected from the token (sink_proj d → h), and this forward's
+        self.sink_proj = (linear(d, self.h, False, "attention/sinks")
+                          if att.sinks and att.sink_proj else None)
+        self.token_sinks: Tensor | None = None
+        # the key's and the value's own inputs of this forward (block_residual.split_kinds)
+        self.kv_inputs: tuple[Tensor, Tensor] | None = None
         # nGPT (DoryAttention): sqk per query channel, s_gate per gate value
         self.scales = (scales("attention/scales", query=self.h * self.d_qk,
                               **({"gate": spec.output_gate_width} if att.output_gate else {}))
-                       if spec.ngpt else None)
+                       if spec.ngpt else scales("attention/scales", query=self.h * self.d_qk)
+                       if att.query_scale else None)
         self.differential = (tag(DifferentialLambda(self.d_qk), "attention/lambda")
                              if att.differential else None)
         self.dynamic = (tag(DynamicMask(self.h_kv, self.d_v, att.dynamic_mask.bias,
@@ -360,15 +381,32 @@ class Attention(nn.Module):
             return out + far_p @ entries
         return out + (far_p.unsqueeze(-2) @ picked).squeeze(-2)
 
+    def _token_taps(self, states: Tensor, taps: Tensor) -> Tensor:
+        """Inkling 2's per-token taps (Inkling2DynamicShortConvolution): token i's k weights
+        per key/value head times the channels of tokens i, i − 1, … (0 before the first);
+        element-wise, as transformers computes them (0 FLOPs)."""
+        b, t, channels = states.shape
+        kernel = taps.shape[-1] // self.h_kv
+        padded = F.pad(states, (0, 0, kernel - 1, 0))
+        windows = padded.unfold(1, kernel, 1).flip(-1)  # [B, T, C, k]: lag 0 first
+        weights = taps.view(b, t, self.h_kv, 1, kernel)
+        return (windows.reshape(b, t, self.h_kv, -1, kernel) * weights).sum(-1).reshape(
+            b, t, channels)
+
     def _own_kv(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
         """This layer's keys and values [B, h_kv, T, width], kept for the kv-shared layers."""
-        kv = self.kv(x)
-        if self.k_eq_v:  # the keys (before their norm and RoPE) are the values
-            k = v = kv
+        x_k, x_v = self.kv_inputs or (x, x)
+        if isinstance(self.kv, SplitKV):
+            k, v = self.kv.k(x_k), self.kv.v(x_v)
+        elif self.k_eq_v:  # the keys (before their norm and RoPE) are the values
+            k = v = self.kv(x)
         else:
-            k, v = kv.split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
+            k, v = self.kv(x).split((self.h_kv * self.d_qk, self.h_kv * self.d_v), dim=-1)
         if self.kv_convs is not None:  # x + conv(x) on the keys and on the values
             k, v = k + self.kv_convs[0](k), v + self.kv_convs[1](v)
+        if self.conv_taps is not None:
+            k = k + self._token_taps(k, self.conv_taps[0](x_k))
+            v = v + self._token_taps(v, self.conv_taps[1](x_v))
         if self.qk_norm == "projection":
             k = self.k_norm(k)
         k, v = self._heads(k, self.h_kv), self._heads(v, self.h_kv)
@@ -450,9 +488,12 @@ class Attention(nn.Module):
         """softmax over the keys, with each head's sink logit as one more key (its probability
         is dropped: a sink has no value)."""
         scores = scores.masked_fill(hidden, float("-inf"))
-        if self.sinks is None:
+        if self.token_sinks is not None:  # one logit per head and query token [B, h, T]
+            sink = self.token_sinks[..., None].expand(*scores.shape[:-1], 1)
+        elif self.sinks is None:
             return scores.softmax(-1)
-        sink = self.sinks.logits.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
+        else:
+            sink = self.sinks.logits.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1)
         return torch.cat((scores, sink.to(scores.dtype)), dim=-1).softmax(-1)[..., :-1]
 
     def _chunked(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
@@ -525,6 +566,8 @@ class Attention(nn.Module):
         q, k, v = self._mla(x, positions) if self.mla else self._mha(x, positions)
         if self.relative_logits is not None:
             self.rel_logits = self.relative_logits(x)
+        if self.sink_proj is not None:
+            self.token_sinks = self.sink_proj(x).transpose(1, 2)
         out = (self._attend(q, k, v) if self.compressor is None
                else self._attend_compressed(q, k, v))  # [B, h, T, d_v]; differential: 2·d_v
         if self.differential is not None:
@@ -618,6 +661,22 @@ class GateBias(nn.Module):
     def __init__(self, heads: int):
         super().__init__()
         self.values = nn.Parameter(torch.zeros(heads))
+
+
+class SplitKV(nn.Module):
+    """W_K and W_V apart, for a layer whose keys and values read inputs of their own
+    (block_residual.split_kinds: Inkling 2's k_proj and v_proj after k_input_layernorm and
+    v_input_layernorm); called on one input, both side by side as the fused W_KV."""
+
+    def __init__(self, d: int, keys: int, values: int, bias: bool):
+        super().__init__()
+        tag(self, "attention/kv")
+        self.k = linear(d, keys, bias, "attention/kv")
+        self.v = linear(d, values, bias, "attention/kv")
+        self.out_features = keys + values
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.cat((self.k(x), self.v(x)), dim=-1)
 
 
 class SinkLogits(nn.Module):

@@ -19,6 +19,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from calc.spec import ModelSpec
 from calc.spec.finetune import FineTune, resolve_targets
 from calc.verify.altup import AltUp, Laurel
+from calc.verify.attention import SplitKV
 from calc.verify.count import StateCounter
 from calc.verify.cross_attention import CrossAttention
 from calc.verify.mixers import (
@@ -106,7 +107,13 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
                 module.q = _adapt(module.q, [module.q.out_features], [True], r)
             # the layer's own K/V heads (attention.kind_shapes); a kv-shared layer has none, a
             # layer whose keys are its values no W_V
-            if targets & {"k", "v"} and module.kv is not None:
+            # Inkling 2's full layers: k_proj and v_proj apart (SplitKV; MLA has no kv)
+            if isinstance(getattr(module, "kv", None), SplitKV):
+                for name in ("k", "v"):
+                    part = getattr(module.kv, name)
+                    if name in targets:
+                        setattr(module.kv, name, _adapt(part, [part.out_features], [True], r))
+            elif targets & {"k", "v"} and module.kv is not None:
                 # keys alone: they are the values, or CCA's values are their own projections
                 if module.k_eq_v or module.cca is not None:
                     kv_widths, on = [module.h_kv * module.d_qk], ["k" in targets]
@@ -124,6 +131,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
             relative = module.relative_logits  # Inkling's r_proj
             if "r" in targets and relative is not None:
                 relative.r = _adapt(relative.r, [relative.r.out_features], [True], r)
+            if "sink" in targets and module.sink_proj is not None:  # Inkling 2's sink_proj
+                module.sink_proj = _adapt(module.sink_proj, [module.sink_proj.out_features],
+                                          [True], r)
         elif isinstance(module, CrossAttention):  # PEFT's q/k/v/o_proj name these too
             for name in ("q", "k", "v", "o"):
                 linear = getattr(module, name)

@@ -9,7 +9,9 @@ paths are what FlopCounterMode sees:
   (causal_conv1d_fn in modeling_mamba.py, _mamba2.py, _qwen3_next.py, _lfm2.py; Griffin's
   conv_1d in RecurrentGemmaRecurrentBlock): torch counts the k − 1 discarded outputs too;
   Inkling's residual short convolutions (InklingShortConvolution through the same
-  causal_conv1d_fn) too;
+  causal_conv1d_fn) too; Inkling 2's key and value convolutions with per-token taps
+  (residual_conv_taps: Inkling2DynamicShortConvolution, windows times weights summed) are
+  element-wise, 0 where calc counts 2·k per channel per token;
 - a scan's elementwise state arithmetic is invisible to FlopCounterMode, and its contractions are
   the algorithm's: Mamba reads the state with one bmm per token (mamba_selective_scan's
   recurrent loop), Mamba-2 runs the chunked SSD algorithm (mamba2_chunk_scan: chunks of
@@ -183,9 +185,16 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
         changed.append(f"{_CONV_NAMES[mixer]} over T + k − 1 outputs")
     if spec.residual_conv is not None:
         kernel = spec.residual_conv
-        channels = 2 * spec.d_model * spec.n_layers + spec.kv_channels
-        total += FMA * channels * kernel * (kernel - 1)
-        changed.append("residual short convs over T + k − 1 outputs")
+        # Inkling 2's convolutions with per-token taps (residual_conv_taps) are element-wise
+        # products and sums in transformers (Inkling2DynamicShortConvolution): 0, and no
+        # padded outputs
+        tapped = sum(kv * (width + values) for kind in spec.attention_kinds
+                     if kind in spec.residual_conv_taps
+                     for kv, width, values in [spec.heads_of(kind)[1:]])
+        channels = 2 * spec.d_model * spec.n_layers + spec.kv_channels - tapped
+        total += FMA * channels * kernel * (kernel - 1) - FMA * tapped * kernel * t
+        changed.append("residual short convs over T + k − 1 outputs"
+                       + (", those with per-token taps element-wise" if tapped else ""))
     if n["mamba"]:
         m = spec.mamba
         assert m is not None

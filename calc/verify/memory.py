@@ -247,8 +247,9 @@ def with_adapters(model: nn.Module, targets: str) -> nn.Module | None:
     on = set(PEFT_MODULES.values()) if targets == ALL_LINEAR else set(targets.split(","))
     modules = [name for name, target in PEFT_MODULES.items() if target in on]
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
-    # only a per-head output gate's g_proj, only Inkling's relative bias' r_proj
-    for optional in ("g_proj", "r_proj"):
+    # only a per-head output gate's g_proj, only Inkling's relative bias' r_proj, only
+    # Inkling 2's sink_proj
+    for optional in ("g_proj", "r_proj", "sink_proj"):
         if targets == ALL_LINEAR and optional not in names:
             modules.remove(optional)
     if targets == ALL_LINEAR and _SHARED_GATE in names:  # an nn.Linear too (Qwen2-MoE)

@@ -16,6 +16,8 @@ a token count run as one bmm. Each layer is built from its own mixer, attention 
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -397,15 +399,18 @@ class Block(nn.Module):
     def __init__(self, spec: ModelSpec, mixer: str = "attention", kind: str = "global",
                  ffn: str = "dense", indexed: bool | None = True, own_kv: bool = True,
                  out_bias: bool = False, shared: bool = False, hashed: bool = False,
-                 mixer_norm: bool = True, compressed: str = "", first_router: bool = False):
+                 mixer_norm: bool = True, compressed: str = "", first_router: bool = False,
+                 block: tuple[int, bool, int, int] = (0, False, 0, 0)):
         super().__init__()
         # with the spec, all that makes this layer (a DSA layer with its own indexer or not,
         # a layer with its own keys and values or not, the last layer's own W_O bias or not,
         # the shared block before it or not, its experts picked by hash or not, its mixer's
         # pre-norm or not, DeepSeek-V4's compressor on it or not: "sparse" CSA, "heavy" HCA)
         # ZAYA1's first layer, whose MLP router has no scale for a state carried in
+        # Inkling 2's mixes over blocks (block_residual): the attention input's queries (0 on
+        # layer 0), whether the layer opens a block, and the sources each mix sees
         self.structure = (mixer, kind, ffn, indexed, own_kv, out_bias, shared, hashed,
-                          mixer_norm, compressed, first_router)
+                          mixer_norm, compressed, first_router, block)
         self.placement, self.parallel = spec.norm.placement, spec.parallel_block
         self.attention = Mixers(spec, mixer, kind, indexed, own_kv, out_bias, compressed)
         # ffn.double_wide: the kv-shared layers' FFN is 2·d_ff wide (Gemma4TextMLP)
@@ -453,6 +458,15 @@ class Block(nn.Module):
         kernel = spec.residual_conv
         self.convs = (nn.ModuleList(CausalConv(spec.d_model, kernel, False, "residual_conv")
                                     for _ in range(2)) if kernel is not None else None)
+        residual = spec.block_residual
+        queries, self.opens_block = block[0], block[1]
+        self.split = residual is not None and kind in residual.split_kinds
+        self.attention_mix = BlockMix(spec.d_model, queries) if queries else None
+        self.mlp_mix = BlockMix(spec.d_model, 1) if residual is not None else None
+        # a split layer's key and value input norms (k/v_input_layernorm)
+        self.kv_norms = (nn.ModuleList(make_norm(spec.norm, spec.d_model, "block_residual")
+                                       for _ in range(2)) if self.split else None)
+        self.blocks: list[Tensor] = []  # the stored blocks' states, the model's list
 
     def _ffn(self, x: Tensor) -> Tensor:
         assert self.ffn is not None
@@ -504,6 +518,8 @@ class Block(nn.Module):
             return x + torch.tanh(self.gates.mlp) * self._ffn(n[1](x))
         if self.hc is not None:
             return self._streams(x, positions)
+        if self.mlp_mix is not None:
+            return self._blocks(x, positions)
         mixed = x if extra is None else x + extra
         if self.residual is not None:  # pre-norm, sequential (ModelSpec's rule)
             x = self.residual[0](x, self.attention(n[0](mixed), positions))
@@ -538,6 +554,47 @@ class Block(nn.Module):
             return x + n[3](self._ffn(n[2](x)))
         x = x + n[0](self.attention(x, positions))  # reordered (OLMo 2)
         return x + n[1](self._ffn(x))
+
+
+    def _blocks(self, x: Tensor, positions: Tensor) -> Tensor:
+        """A pre-norm layer whose sublayer inputs mix the stored blocks and the residual
+        (Inkling2SlidingDecoderLayer, Inkling2FullDecoderLayer): a layer that opens a block
+        stores its input and restarts the residual from its attention output."""
+        assert self.mlp_mix is not None
+        n = self.norms
+        inputs = (self.attention_mix([*self.blocks, x]) if self.attention_mix is not None
+                  else (x, x, x))
+        attention = self.attention.parts[0]
+        if self.kv_norms is not None:
+            attention.kv_inputs = (self.kv_norms[0](inputs[1]), self.kv_norms[1](inputs[2]))
+        a = self.attention(n[0](inputs[0]), positions)
+        attention.kv_inputs = None
+        if self.convs is not None:
+            a = a + self.convs[0](a)
+        if self.opens_block:
+            self.blocks.append(x)
+            x = a
+        else:
+            x = x + a
+        f = self._ffn(n[1](self.mlp_mix([*self.blocks, x])[0]))
+        return x + f + (self.convs[1](f) if self.convs is not None else 0)
+
+
+class BlockMix(nn.Module):
+    """Inkling2BlockAttentionResidual: `queries` learned vectors of d score the sources, each
+    RMS-normed without weights, by q·s/√d; the mix is their softmax times the normed sources
+    (two matmuls per token: 2·d·S FLOPs each per query)."""
+
+    def __init__(self, d: int, queries: int):
+        super().__init__()
+        tag(self, "block_residual")
+        self.query = nn.Parameter(torch.zeros(queries, d))
+        self.norm = nn.RMSNorm(d, elementwise_affine=False)
+
+    def forward(self, sources: list[Tensor]) -> tuple[Tensor, ...]:
+        stacked = self.norm(torch.stack(sources, dim=-2))  # [B, T, S, d]
+        scores = (self.query @ stacked.transpose(-2, -1)) / math.sqrt(stacked.shape[-1])
+        return (scores.softmax(-1) @ stacked).unbind(-2)  # each [B, T, d]
 
 
 class MultiTokenPrediction(nn.Module):
@@ -678,11 +735,17 @@ class ReferenceModel(nn.Module):
         comp = spec.attention.compression
         compressed = ({**{i: "sparse" for i in comp.sparse_layers},
                        **{i: "heavy" for i in comp.heavy_layers}} if comp is not None else {})
+        residual = spec.block_residual
+        mixes = (residual.sources(spec.n_layers, spec.attention_kinds)
+                 if residual is not None else [])
+        blocks = ([(mixes[2 * i - 1][0] if i else 0, i % residual.layers == 0,
+                    mixes[2 * i - 1][1] if i else 0, mixes[2 * i][1])
+                   for i in range(spec.n_layers)] if residual is not None else [])
         self.layers = nn.ModuleList(
             Block(spec, mixer, kind, ffn, None if i in dense else i not in shared,
                   i < first_kv_shared, i == last_bias,
                   i in depths, i in hashed, i > 0 or spec.norm.first_mixer_norm,
-                  compressed.get(i, ""), i == 0)
+                  compressed.get(i, ""), i == 0, *([blocks[i]] if blocks else []))
             for i, (mixer, kind, ffn) in
             enumerate(zip(spec.mixer_kinds, spec.attention_kinds, spec.ffn_kinds, strict=True)))
         # the shared block's weight sets, and each depth's own parts; depth j runs set
@@ -701,6 +764,8 @@ class ReferenceModel(nn.Module):
                 if isinstance(module, Attention):
                     module.position_bias = (self.position_bias,)
         self.hc_head = HyperHead(spec) if spec.hyper_connections is not None else None
+        # Inkling 2's final_input: the last mix over the blocks, before the final norm
+        self.final_mix = BlockMix(d, 1) if residual is not None else None
         self.final_norm = make_norm(spec.norm, d, "final_norm") if spec.norm.final else None
         self.prediction_head = (PredictionHead(spec) if spec.prediction_head is not None
                                 else None)
@@ -771,6 +836,7 @@ class ReferenceModel(nn.Module):
                 x = x + 0 * vectors[:, :, :1, :1].squeeze(-1)
         if self.altup is not None:  # n copies of the embedding (Gemma3nTextModel.forward)
             x = self.altup.expand(x)
+        blocks: list[Tensor] = []  # block_residual: the stored blocks' states
         pending = None  # ScMoE: an MoE layer's routed output, added after the next layer
         router_state = None  # ZAYA1: the router state each layer hands the next
         for index in self.order if self.running is None else self.running:
@@ -781,6 +847,13 @@ class ReferenceModel(nn.Module):
             if isinstance(layer.ffn, MixtureOfExperts):
                 layer.ffn.ids = ids  # a hash-routed layer's table reads them
                 layer.ffn.state = router_state
+            if self.final_mix is not None:
+                # the blocks stored before this layer (its input stands for those of layers a
+                # counting run skips: calc.verify.count)
+                residual = self.spec.block_residual
+                assert residual is not None
+                blocks += [x] * (-(-index // residual.layers) - len(blocks))
+                layer.blocks = blocks
             x = layer(x, positions, extra, None if vectors is None else vectors[:, :, index])
             if isinstance(layer.ffn, MixtureOfExperts):
                 router_state, layer.ffn.state = layer.ffn.state, None
@@ -792,6 +865,11 @@ class ReferenceModel(nn.Module):
             x = x + pending
         if self.hc_head is not None:
             x = self.hc_head(x)
+        if self.final_mix is not None:
+            residual = self.spec.block_residual
+            assert residual is not None
+            blocks += [x] * (-(-self.spec.n_layers // residual.layers) - len(blocks))
+            x = self.final_mix([*blocks, x])[0]
         if self.altup is not None:
             x = self.altup.collapse(x)
         if self.final_norm is not None:
