@@ -730,7 +730,8 @@ def test_lora_on_inkling2_as_peft_builds_it():
     """Inkling 2's projections sit inside modules of their own (Inkling2QueryProjection's
     linear, Inkling2GatedOutputProjection's gate_proj and linear, the relative bias' linear):
     each calc target's adapters equal PEFT's on the modules it names, sink_proj the target
-    sink. (all-linear also adapts the full layers' weight_proj, which no calc target names.)"""
+    sink; all-linear, which would also adapt the full layers' weight_proj (no calc target), is
+    refused."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from calc.hf import spec_from_hf_config
@@ -744,6 +745,8 @@ def test_lora_on_inkling2_as_peft_builds_it():
         counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
         assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}, \
             target
+    with pytest.raises(calc.CalcError, match=re.escape("residual_conv_taps: weight_proj")):
+        count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
 
 
 def test_inkling2_adapters_match_the_reference_model():

@@ -551,6 +551,13 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s MLP router (moe.router_mlp) and CCA's "
                 f"split value projections (attention.cca) are nn.Linear modules PEFT adapts and "
                 f"calc does not; name targets from {', '.join(shapes)}")
+        if spec.residual_conv_taps and spec.n_attention_layers:
+            # Inkling2DynamicShortConvolution's weight_proj (the taps of the keys' and values'
+            # convolutions on the listed kinds) is an nn.Linear all-linear adapts
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s per-token convolution taps "
+                f"(residual_conv_taps: weight_proj) are nn.Linear modules PEFT adapts and calc "
+                f"does not; name targets from {', '.join(shapes)}")
         if spec.prediction_head is not None:
             # ModernBertDecoderPredictionHead's dense is an nn.Linear all-linear adapts (only
             # the output layer, decoder, is left out)
