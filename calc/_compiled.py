@@ -462,6 +462,7 @@ def params_components(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -517,6 +518,7 @@ def params_components(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -604,53 +606,59 @@ def params_components(s):
     _t63 = 2*d
     _t64 = 2*_t60
     _t65 = L + L_moe
-    _t66 = n_hc**2
-    _t67 = 2*N_s
-    _t68 = G_s*_t67
-    _t69 = 2*d_in + i_m2*(H_s + _t68)
-    _t70 = R_dt + _t67
-    _t71 = 1 - i_m2
-    _t72 = _t71*d_in
-    _t73 = H_s*i_m2
-    _t74 = 2*H_k*d_lk
-    _t75 = H_v*d_lk
-    _t76 = H_v*d_lv
-    _t77 = _t75 + _t76
-    _t78 = 1 - i_cg
-    _t79 = H_v + _t76
-    _t80 = L_dn*d
-    _t81 = H_la*L_la*d_la
-    _t82 = 3*d
-    _t83 = _t81*d
-    _t84 = L_rw*d_rw
-    _t85 = _t84*d
-    _t86 = d**2
-    _t87 = d*d_gr
-    _t88 = L_gr*(_t87 + d_gr)
-    _t89 = L_gr*d_gr
-    _t90 = 2*d_gr
-    _t91 = H_ml*L_ml
-    _t92 = _t91*d*d_mk
-    _t93 = _t91*d_mv
-    _t94 = _t93*d
-    _t95 = 2*H_ml
-    _t96 = b_sc*d
-    _t97 = i_glu + 1
-    _t98 = b_ff*d_ff
-    _t99 = d*d_ff
-    _t100 = _t97*(_t98 + _t99)
-    _t101 = _t99 + b_ff*d
-    _t102 = _t54*d_ff
-    _t103 = _t97*d_ff
-    _t104 = _t103*i_ng
-    _t105 = i_rt*r_rt
-    _t106 = E + E_0
-    _t107 = _t63*i_pk
-    _t108 = i_pk - 1
-    _t109 = d*(i_glu + 2)
-    _t110 = 3*_t62
-    _t111 = _t60*p_le
-    _t112 = _t60*i_au
+    _t66 = d*n_hc
+    _t67 = _t66*i_hg
+    _t68 = _t66*r_hc
+    _t69 = -i_hg
+    _t70 = _t69 + i_hc
+    _t71 = n_hc**2
+    _t72 = 2*N_s
+    _t73 = G_s*_t72
+    _t74 = 2*d_in + i_m2*(H_s + _t73)
+    _t75 = R_dt + _t72
+    _t76 = 1 - i_m2
+    _t77 = _t76*d_in
+    _t78 = H_s*i_m2
+    _t79 = 2*H_k*d_lk
+    _t80 = H_v*d_lk
+    _t81 = H_v*d_lv
+    _t82 = _t80 + _t81
+    _t83 = 1 - i_cg
+    _t84 = H_v + _t81
+    _t85 = L_dn*d
+    _t86 = H_la*L_la*d_la
+    _t87 = 3*d
+    _t88 = _t86*d
+    _t89 = L_rw*d_rw
+    _t90 = _t89*d
+    _t91 = d**2
+    _t92 = d*d_gr
+    _t93 = L_gr*(_t92 + d_gr)
+    _t94 = L_gr*d_gr
+    _t95 = 2*d_gr
+    _t96 = H_ml*L_ml
+    _t97 = _t96*d*d_mk
+    _t98 = _t96*d_mv
+    _t99 = _t98*d
+    _t100 = 2*H_ml
+    _t101 = b_sc*d
+    _t102 = i_glu + 1
+    _t103 = b_ff*d_ff
+    _t104 = d*d_ff
+    _t105 = _t102*(_t103 + _t104)
+    _t106 = _t104 + b_ff*d
+    _t107 = _t54*d_ff
+    _t108 = _t102*d_ff
+    _t109 = _t108*i_ng
+    _t110 = i_rt*r_rt
+    _t111 = E + E_0
+    _t112 = _t63*i_pk
+    _t113 = i_pk - 1
+    _t114 = d*(i_glu + 2)
+    _t115 = 3*_t62
+    _t116 = _t60*p_le
+    _t117 = _t60*i_au
+    _t118 = 1 - i_hg
     return {
         'attention/q': (
             L_att2*(
@@ -711,86 +719,91 @@ def params_components(s):
         'residual_scales': _t63*i_rse + _t64*i_ng + d*i_rsc*(L_dense + _t65)*(b_rsc + 2*i_rbr + 1),
         'norm_gates': _t63*_t65*r_ng,
         'residual_conv': _t64*k_rc,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t66*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t69*b_ssm + _t69*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t68*i_m2 + d_in),
-        'mamba/x': L_ssm*_t70*_t72,
-        'mamba/dt': L_ssm*(R_dt*_t72 + _t72 + _t73),
-        'mamba/ssm': L_ssm*(_t71*(N_s*d_in + d_in) + 2*_t73),
-        'mamba/norm': L_ssm*(_t70*_t71*i_dtn + d_in*i_gn*i_m2),
+        'hyper_connections/layers': L*(
+            2*_t67
+            + 4*_t68
+            + 2*_t70*(i_hcm + 2)
+            + 2*(_t71*i_hcm + n_hc*(2 - i_hg))*(_t66 + _t69 + 1)
+        ),
+        'mamba/in': L_ssm*(_t74*b_ssm + _t74*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t73*i_m2 + d_in),
+        'mamba/x': L_ssm*_t75*_t77,
+        'mamba/dt': L_ssm*(R_dt*_t77 + _t77 + _t78),
+        'mamba/ssm': L_ssm*(_t76*(N_s*d_in + d_in) + 2*_t78),
+        'mamba/norm': L_ssm*(_t75*_t76*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t80*(_t74 + _t77*i_gf + _t78*_t79 + _t79),
-        'deltanet/lowrank': L_dn*i_cg*(_t63*r_g + _t77*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t74 + _t76),
-        'deltanet/gates': L_dn*(H_v*_t78 + H_v + _t75*i_cg),
+        'deltanet/in': _t85*(_t79 + _t82*i_gf + _t83*_t84 + _t84),
+        'deltanet/lowrank': L_dn*i_cg*(_t63*r_g + _t82*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t79 + _t81),
+        'deltanet/gates': L_dn*(H_v*_t83 + H_v + _t80*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t76*_t80,
-        'lightning/qkv': _t81*_t82,
-        'lightning/gate': _t83,
-        'lightning/out': _t83,
-        'lightning/norm': _t81,
-        'rwkv/key': _t85,
-        'rwkv/value': _t85,
-        'rwkv/receptance': _t85,
-        'rwkv/output': _t85,
-        'rwkv/gate': L_rw*_t86,
-        'rwkv/decay': 2*_t84,
+        'deltanet/out': _t81*_t85,
+        'lightning/qkv': _t86*_t87,
+        'lightning/gate': _t88,
+        'lightning/out': _t88,
+        'lightning/norm': _t86,
+        'rwkv/key': _t90,
+        'rwkv/value': _t90,
+        'rwkv/receptance': _t90,
+        'rwkv/output': _t90,
+        'rwkv/gate': L_rw*_t91,
+        'rwkv/decay': 2*_t89,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t88,
-        'griffin/x': _t88,
-        'griffin/conv': _t89*(k_gr + 1),
-        'griffin/gates': L_gr*(_t90*w_gr + _t90),
-        'griffin/decay': _t89,
-        'griffin/out': L_gr*(_t87 + d),
-        'mlstm/q': _t92,
-        'mlstm/k': _t92,
-        'mlstm/v': _t94,
-        'mlstm/ogate': _t94,
-        'mlstm/gates': L_ml*(_t95*d + _t95),
-        'mlstm/norm': _t93,
-        'mlstm/out': _t94,
-        'conv/in': L_sc*(3*_t86 + 3*_t96),
+        'griffin/y': _t93,
+        'griffin/x': _t93,
+        'griffin/conv': _t94*(k_gr + 1),
+        'griffin/gates': L_gr*(_t95*w_gr + _t95),
+        'griffin/decay': _t94,
+        'griffin/out': L_gr*(_t92 + d),
+        'mlstm/q': _t97,
+        'mlstm/k': _t97,
+        'mlstm/v': _t99,
+        'mlstm/ogate': _t99,
+        'mlstm/gates': L_ml*(_t100*d + _t100),
+        'mlstm/norm': _t98,
+        'mlstm/out': _t99,
+        'conv/in': L_sc*(3*_t101 + 3*_t91),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t86 + _t96),
+        'conv/out': L_sc*(_t101 + _t91),
         'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*d_qk*(2*b_norm + 2*g_norm),
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t100 + L_dw*(-_t100 + _t97*(2*_t98 + 2*_t99)),
-        'mlp/down': L_dense*_t101 + L_dw*_t99,
+        'mlp/up': L_dense*_t105 + L_dw*(_t102*(2*_t103 + 2*_t104) - _t105),
+        'mlp/down': L_dense*_t106 + L_dw*_t104,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t102 + L_dw*_t102,
+        'mlp/sub_norm': L_dense*_t107 + L_dw*_t107,
         'mlp/scale': L_dense*i_fos,
-        'mlp/scales': L_dense*_t104 + L_dw*_t104,
+        'mlp/scales': L_dense*_t109 + L_dw*_t109,
         'moe/router': (
             L_moe*(
-                _t105*(_t0 + 4)
-                + _t106*b_router
-                + _t107*n_pk
-                + d*(-_t108 - i_rt)*(E_s*i_srt + _t106)
+                _t110*(_t0 + 4)
+                + _t111*b_router
+                + _t112*n_pk
+                + d*(-_t113 - i_rt)*(E_s*i_srt + _t111)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t105
+            - _t110
         ),
-        'moe/experts': E*L_moe*(_t107*d_e - _t108*(_t109*d_e + b_ff*(_t97*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t109*d_s + b_ff*(_t97*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t112*d_e - _t113*(_t114*d_e + b_ff*(_t102*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t114*d_s + b_ff*(_t102*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t110*i_bn + _t62*i_mn),
+        'moe/norm': L_moe*(_t115*i_bn + _t62*i_mn),
         'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t63),
-        'shared_block/mlp': M_sb*(_t100 + _t101 + n_act),
-        'shared_block/norms': M_sb*_t110,
-        'shared_block/projection': L_sb*_t86,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t103 + d)),
+        'shared_block/mlp': M_sb*(_t105 + _t106 + n_act),
+        'shared_block/norms': M_sb*_t115,
+        'shared_block/projection': L_sb*_t91,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t108 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t111,
-        'per_layer_embeddings/layers': 2*_t111,
+        'per_layer_embeddings/projection': _t116,
+        'per_layer_embeddings/layers': 2*_t116,
         'per_layer_embeddings/norms': _t0*i_le*(_t60 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t112,
-        'altup/projections': _t86*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t112,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t117,
+        'altup/projections': _t91*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t117,
         'laurel/layers': _t64*r_lr,
         'laurel/norms': _t61*i_lr,
         'embedding/token': V*d_emb,
@@ -800,12 +813,12 @@ def params_components(s):
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
         'embedding_projection': _t63*d_emb*i_proj,
-        'hyper_connections/head': _t66*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t82,
+        'hyper_connections/head': _t118*_t71*d + _t118*n_hc + _t67 + 2*_t68 + _t70,
+        'drafter/projections': D_tg*_t87,
         'final_norm': _t62*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
-        'prediction_head': i_ph*(_t62 + _t86 + b_ph*d),
+        'prediction_head': i_ph*(_t62 + _t91 + b_ph*d),
     }
 
 
@@ -912,6 +925,7 @@ def params_summary(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -969,6 +983,7 @@ def params_summary(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1013,282 +1028,295 @@ def params_summary(s):
     _t30 = i_glu + 1
     _t31 = _t27*d_e - _t28*(_t29*d_e + b_ff*(_t30*d_e + d))
     _t32 = E*_t31
-    _t33 = n_hc**2
-    _t34 = 1 - i_gh
-    _t35 = _t34*d_v2
-    _t36 = h2*i_gate
-    _t37 = _t13*b_qkv*(1 - b_gh)
-    _t38 = 2*i_lg
-    _t39 = d*(1 - i_lg)
-    _t40 = _t36*(_t35 + i_gh)
-    _t41 = d_qk2*i_qk_head
-    _t42 = _t7*(_t41 + d_qk2*h_kv2*i_qk_proj)
-    _t43 = _t7*i_qw
-    _t44 = d_qk2 + d_v2
-    _t45 = d_qk2*i_cca*(h2 + h_kv2)
-    _t46 = _t7*i_mla
-    _t47 = d_rope2 + r_kv2
-    _t48 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t49 = (
-        _t46*(d_rope2*i_krn + r_kv2)
-        + _t48*d
-        + b_qkv*(_t47*i_mla + _t48)
-        + i_mla*(_t47*d + h2*r_kv2*(_t44 - d_rope2))
+    _t33 = d*n_hc
+    _t34 = _t33*i_hg
+    _t35 = _t33*r_hc
+    _t36 = -i_hg
+    _t37 = _t36 + i_hc
+    _t38 = n_hc**2
+    _t39 = 1 - i_gh
+    _t40 = _t39*d_v2
+    _t41 = h2*i_gate
+    _t42 = _t13*b_qkv*(1 - b_gh)
+    _t43 = 2*i_lg
+    _t44 = d*(1 - i_lg)
+    _t45 = _t41*(_t40 + i_gh)
+    _t46 = d_qk2*i_qk_head
+    _t47 = _t7*(_t46 + d_qk2*h_kv2*i_qk_proj)
+    _t48 = _t7*i_qw
+    _t49 = d_qk2 + d_v2
+    _t50 = d_qk2*i_cca*(h2 + h_kv2)
+    _t51 = _t7*i_mla
+    _t52 = d_rope2 + r_kv2
+    _t53 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t54 = (
+        _t51*(d_rope2*i_krn + r_kv2)
+        + _t53*d
+        + b_qkv*(_t52*i_mla + _t53)
+        + i_mla*(_t52*d + h2*r_kv2*(_t49 - d_rope2))
     )
-    _t50 = 2*d_I
-    _t51 = 2*d_qk
-    _t52 = d*h_I
-    _t53 = d*d_I
-    _t54 = d_I*h_I
-    _t55 = d*d_ff
-    _t56 = _t55 + b_ff*d
-    _t57 = L_dn*d_lv
-    _t58 = H_v*d_lk
-    _t59 = 1 - i_cg
-    _t60 = b_ff*d_ff
-    _t61 = _t30*(_t55 + _t60)
-    _t62 = L_gr*d_gr
-    _t63 = d*d_gr
-    _t64 = 2*d_gr
-    _t65 = _t50 + _t52*i_hw + _t53 + _t54*(d*(1 - i_hw) + i_hw*r_q)
-    _t66 = 2*H_ml
-    _t67 = _t66*d
-    _t68 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
-    _t69 = _t7*d
-    _t70 = 3*_t69
-    _t71 = _t69*i_mn + _t70*i_bn
-    _t72 = E + E_0
-    _t73 = i_rt*r_rt
-    _t74 = (
+    _t55 = 2*d_I
+    _t56 = 2*d_qk
+    _t57 = d*h_I
+    _t58 = d*d_I
+    _t59 = d_I*h_I
+    _t60 = d*d_ff
+    _t61 = _t60 + b_ff*d
+    _t62 = L_dn*d_lv
+    _t63 = H_v*d_lk
+    _t64 = 1 - i_cg
+    _t65 = b_ff*d_ff
+    _t66 = _t30*(_t60 + _t65)
+    _t67 = L_gr*d_gr
+    _t68 = d*d_gr
+    _t69 = 2*d_gr
+    _t70 = _t55 + _t57*i_hw + _t58 + _t59*(d*(1 - i_hw) + i_hw*r_q)
+    _t71 = 2*H_ml
+    _t72 = _t71*d
+    _t73 = E_s*(_t29*d_s + b_ff*(_t30*d_s + d)) + d*i_shared_gate
+    _t74 = _t7*d
+    _t75 = 3*_t74
+    _t76 = _t74*i_mn + _t75*i_bn
+    _t77 = E + E_0
+    _t78 = i_rt*r_rt
+    _t79 = (
         _t27*n_pk
-        + _t72*b_router
-        + _t73*(_t7 + 4)
-        + d*(-_t28 - i_rt)*(E_s*i_srt + _t72)
+        + _t77*b_router
+        + _t78*(_t7 + 4)
+        + d*(-_t28 - i_rt)*(E_s*i_srt + _t77)
         + i_rgs
         + i_rs*(E + d)
         + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t75 = d**2
-    _t76 = _t30*d_ff
-    _t77 = d_qk + d_v
-    _t78 = _t77*h_kv
-    _t79 = b_sc*d
-    _t80 = 2*N_s
-    _t81 = G_s*_t80
-    _t82 = 2*d_in + i_m2*(H_s + _t81)
-    _t83 = H_s*i_m2
-    _t84 = 1 - i_m2
-    _t85 = R_dt + _t80
-    _t86 = _t84*d_in
-    _t87 = _t56 + _t61 + n_act
-    _t88 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t89 = _t34*d_v
-    _t90 = h*i_gate
-    _t91 = _t90*(_t89 + i_gh)
-    _t92 = _t37*_t89*_t90 + _t91*(_t38*r_q + _t39) + b_gh*h
-    _t93 = d_qk*i_qk_head
-    _t94 = _t7*(_t93 + d_qk*h_kv*i_qk_proj)
-    _t95 = _t43*(_t22*i_qk_proj + _t93) + _t94 + h_kv*i_cca
-    _t96 = i_cca*(h + h_kv)
-    _t97 = _t51*_t96 + _t78*k_rc + _t96*d_qk*(d_qk*k_cb + k_ca)
-    _t98 = d_rope + r_kv
-    _t99 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t100 = (
-        _t46*(d_rope*i_krn + r_kv)
-        + _t99*d
-        + b_qkv*(_t98*i_mla + _t99)
-        + i_mla*(_t98*d + h*r_kv*(_t77 - d_rope))
+    _t80 = d**2
+    _t81 = _t30*d_ff
+    _t82 = d_qk + d_v
+    _t83 = _t82*h_kv
+    _t84 = b_sc*d
+    _t85 = 2*N_s
+    _t86 = G_s*_t85
+    _t87 = 2*d_in + i_m2*(H_s + _t86)
+    _t88 = H_s*i_m2
+    _t89 = 1 - i_m2
+    _t90 = R_dt + _t85
+    _t91 = _t89*d_in
+    _t92 = _t61 + _t66 + n_act
+    _t93 = 1 - i_hg
+    _t94 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t95 = _t39*d_v
+    _t96 = h*i_gate
+    _t97 = _t96*(_t95 + i_gh)
+    _t98 = _t42*_t95*_t96 + _t97*(_t43*r_q + _t44) + b_gh*h
+    _t99 = d_qk*i_qk_head
+    _t100 = _t7*(_t99 + d_qk*h_kv*i_qk_proj)
+    _t101 = _t100 + _t48*(_t22*i_qk_proj + _t99) + h_kv*i_cca
+    _t102 = i_cca*(h + h_kv)
+    _t103 = _t102*_t56 + _t102*d_qk*(d_qk*k_cb + k_ca) + _t83*k_rc
+    _t104 = d_rope + r_kv
+    _t105 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t106 = (
+        _t105*d
+        + _t51*(d_rope*i_krn + r_kv)
+        + b_qkv*(_t104*i_mla + _t105)
+        + i_mla*(_t104*d + h*r_kv*(_t82 - d_rope))
     )
-    _t101 = L_kvs - L_kvs2
-    _t102 = L_rw*d_rw
-    _t103 = 3*d
-    _t104 = 5*d
-    _t105 = H_la*L_la*d_la
-    _t106 = H_ml*L_ml*d_mv
-    _t107 = L*d
-    _t108 = L_att2*h2
-    _t109 = 2*H_k*d_lk
-    _t110 = H_v*d_lv
-    _t111 = _t110 + _t58
-    _t112 = H_v + _t110
-    _t113 = b_moe*d
-    _t114 = h*i_sink
-    _t115 = i_ng*(_t22 + _t91)
-    _t116 = i_rel*(2*_t22 + _t23)
-    _t117 = 2*_t107
-    _t118 = L + L_moe
-    _t119 = 4*i_diff
-    _t120 = 4*d
-    _t121 = _t119*d_qk
-    _t122 = E_a*_t0
-    _t123 = L*_t69
-    _t124 = _t69*n_norm
-    _t125 = d*d_rl
-    _t126 = _t76*i_ng
-    _t127 = _t7*i_sub
-    _t128 = _t127*d_ff
-    _t129 = _t125*h
-    _t130 = _t127*_t17
-    _t131 = (
+    _t107 = L_kvs - L_kvs2
+    _t108 = L_rw*d_rw
+    _t109 = 3*d
+    _t110 = 5*d
+    _t111 = H_la*L_la*d_la
+    _t112 = H_ml*L_ml*d_mv
+    _t113 = L*d
+    _t114 = L_att2*h2
+    _t115 = 2*H_k*d_lk
+    _t116 = H_v*d_lv
+    _t117 = _t116 + _t63
+    _t118 = H_v + _t116
+    _t119 = b_moe*d
+    _t120 = h*i_sink
+    _t121 = i_ng*(_t22 + _t97)
+    _t122 = i_rel*(2*_t22 + _t23)
+    _t123 = 2*_t113
+    _t124 = L + L_moe
+    _t125 = 4*i_diff
+    _t126 = 4*d
+    _t127 = _t125*d_qk
+    _t128 = E_a*_t0
+    _t129 = L*_t74
+    _t130 = _t74*n_norm
+    _t131 = d*d_rl
+    _t132 = _t81*i_ng
+    _t133 = _t7*i_sub
+    _t134 = _t133*d_ff
+    _t135 = _t131*h
+    _t136 = _t133*_t17
+    _t137 = (
         C_cen*d
-        + D_tg*_t103
-        + H_v*_t57*d
-        + L*_t124
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t33*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + D_tg*_t109
+        + H_v*_t62*d
+        + L*_t130
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t119*d_qk2
-        + L_att2*_t122
-        + L_att2*_t127*_t4
-        + L_att2*_t49
-        + L_att2*i_ng*(_t10 + _t40)
+        + L*(
+            2*_t34
+            + 4*_t35
+            + 2*_t37*(i_hcm + 2)
+            + 2*(_t38*i_hcm + n_hc*(2 - i_hg))*(_t33 + _t36 + 1)
+        )
+        + L_att2*_t125*d_qk2
+        + L_att2*_t128
+        + L_att2*_t133*_t4
+        + L_att2*_t54
+        + L_att2*i_ng*(_t10 + _t45)
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t42 + _t43*(_t10*i_qk_proj + _t41) + h_kv2*i_cca)
+        + L_att2*(_t47 + _t48*(_t10*i_qk_proj + _t46) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t35*_t36*_t37 + _t40*(_t38*r_q2 + _t39) + b_gh*h2)
-        + L_att2*(_t44*h_kv2*k_rc + _t45*(d_qk2*k_cb + k_ca) + 2*_t45)
-        + L_csa*_t120*d_qk
-        + L_csa*(_t50*m_csa + d_I)
-        + L_csa*(_t51*m_csa + d_qk)
-        + L_csa*(_t52 + 4*_t53 + _t54*r_q)
-        + L_dense*_t126
-        + L_dense*_t128
-        + L_dense*_t56
+        + L_att2*(_t40*_t41*_t42 + _t45*(_t43*r_q2 + _t44) + b_gh*h2)
+        + L_att2*(_t49*h_kv2*k_rc + _t50*(d_qk2*k_cb + k_ca) + 2*_t50)
+        + L_csa*_t126*d_qk
+        + L_csa*(_t55*m_csa + d_I)
+        + L_csa*(_t56*m_csa + d_qk)
+        + L_csa*(_t57 + 4*_t58 + _t59*r_q)
+        + L_dense*_t132
+        + L_dense*_t134
         + L_dense*_t61
+        + L_dense*_t66
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t109 + _t111*i_gf + _t112*_t59 + _t112)
-        + L_dn*i_cg*(_t111*r_g + _t26*r_g)
-        + L_dn*k_dn*(_t109 + _t110)
-        + L_dn*(H_v*_t59 + H_v + _t58*i_cg)
-        + L_dw*_t126
-        + L_dw*_t128
-        + L_dw*_t55
-        + L_dw*(_t30*(2*_t55 + 2*_t60) - _t61)
-        + L_gr*(_t63 + d)
-        + 2*L_gr*(_t63 + d_gr)
-        + L_gr*(_t64*w_gr + _t64)
-        + L_hca*_t51*d
+        + L_dn*d*(_t115 + _t117*i_gf + _t118*_t64 + _t118)
+        + L_dn*i_cg*(_t117*r_g + _t26*r_g)
+        + L_dn*k_dn*(_t115 + _t116)
+        + L_dn*(H_v*_t64 + H_v + _t63*i_cg)
+        + L_dw*_t132
+        + L_dw*_t134
+        + L_dw*_t60
+        + L_dw*(_t30*(2*_t60 + 2*_t65) - _t66)
+        + L_gr*(_t68 + d)
+        + 2*L_gr*(_t68 + d_gr)
+        + L_gr*(_t69*w_gr + _t69)
+        + L_hca*_t56*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t65
-        - L_kvs2*_t42
-        - L_kvs2*_t49
-        + L_ml*_t67*d_mk
-        + L_ml*(_t66 + _t67)
-        + L_moe*_t113
-        + L_moe*_t68
-        + L_moe*_t71
-        + L_moe*_t74
-        + L_rw*_t104
-        + L_rw*_t75
-        + L_sb*_t75
-        + L_sb*(i_sba*r_sb*(_t22 + _t78 + 6*d) + r_sb*(_t76 + d))
+        + L_idx*_t70
+        - L_kvs2*_t47
+        - L_kvs2*_t54
+        + L_ml*_t72*d_mk
+        + L_ml*(_t71 + _t72)
+        + L_moe*_t119
+        + L_moe*_t73
+        + L_moe*_t76
+        + L_moe*_t79
+        + L_rw*_t110
+        + L_rw*_t80
+        + L_sb*_t80
+        + L_sb*(i_sba*r_sb*(_t22 + _t83 + 6*d) + r_sb*(_t81 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t75 + _t79)
-        + L_sc*(3*_t75 + 3*_t79)
-        + L_ssm*_t85*_t86
-        + L_ssm*(2*_t83 + _t84*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t81*i_m2 + d_in)
-        + L_ssm*(_t82*b_ssm + _t82*d)
+        + L_sc*(_t80 + _t84)
+        + L_sc*(3*_t80 + 3*_t84)
+        + L_ssm*_t90*_t91
+        + L_ssm*(2*_t88 + _t89*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t86*i_m2 + d_in)
+        + L_ssm*(_t87*b_ssm + _t87*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t84*_t85*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t86 + _t83 + _t86)
+        + L_ssm*(_t89*_t90*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t91 + _t88 + _t91)
         + L_xa*_t18
         + L_xa*_t23
-        + L_xa*_t78*d
+        + L_xa*_t83*d
         + L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 2*L_xa
-        + M_sb*_t70
-        + M_sb*_t87
-        + M_sb*(_t18 + _t22*_t26 + _t26*_t78)
-        - _t100*_t101
-        + _t100*_t15
-        - _t101*_t94
-        + _t102*_t120
-        + 2*_t102
-        + _t103*_t106
-        + _t104*_t105
-        + _t105
-        + _t106
-        + _t107*i_au
-        + 3*_t107*p_le
-        + _t108*_t125
-        + _t108*i_sink2
-        + _t114*_t15
-        + _t115*_t15
-        + _t116*_t15
-        + _t117*i_ng
-        + _t117*k_rc
-        + _t117*r_lr
-        + _t118*_t26*r_ng
+        + M_sb*_t75
+        + M_sb*_t92
+        + M_sb*(_t18 + _t22*_t26 + _t26*_t83)
+        - _t100*_t107
+        + _t101*_t15
+        + _t103*_t15
+        - _t106*_t107
+        + _t106*_t15
+        + _t108*_t126
+        + 2*_t108
+        + _t109*_t112
+        + _t110*_t111
+        + _t111
+        + _t112
+        + _t113*i_au
+        + 3*_t113*p_le
+        + _t114*_t131
+        + _t114*i_sink2
+        + _t120*_t15
         + _t121*_t15
         + _t122*_t15
-        + _t123*i_au
-        + _t123*i_lr
-        + _t129*_t15
-        + _t130*_t15
-        + _t15*_t88
-        + _t15*_t92
-        + _t15*_t95
-        + _t15*_t97
+        + _t123*i_ng
+        + _t123*k_rc
+        + _t123*r_lr
+        + _t124*_t26*r_ng
+        + _t127*_t15
+        + _t128*_t15
+        + _t129*i_au
+        + _t129*i_lr
+        + _t135*_t15
+        + _t136*_t15
+        + _t15*_t94
+        + _t15*_t98
         + _t26*d_emb*i_proj
         + _t26*i_rse
-        + _t33*d
-        + _t57
-        + _t62*(k_gr + 1)
+        + _t34
+        + 2*_t35
+        + _t37
+        + _t38*_t93*d
         + _t62
-        + _t69*i_norm_emb
-        + _t69*i_norm_final
-        - _t69*(1 - i_n0)
-        + _t7*i_le*(_t107 + p_le)
-        - _t73
-        + _t75*(-2*i_au + 2*n_au)
+        + _t67*(k_gr + 1)
+        + _t67
+        + _t7*i_le*(_t113 + p_le)
+        + _t74*i_norm_emb
+        + _t74*i_norm_final
+        - _t74*(1 - i_n0)
+        - _t78
+        + _t80*(-2*i_au + 2*n_au)
+        + _t93*n_hc
         + b_oL*d
         + d*i_ls
-        + d*i_rsc*(L_dense + _t118)*(b_rsc + 2*i_rbr + 1)
+        + d*i_rsc*(L_dense + _t124)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
-        + i_hc
-        + i_ph*(_t69 + _t75 + b_ph*d)
-        + n_hc
+        + i_ph*(_t74 + _t80 + b_ph*d)
     )
-    _t132 = (
+    _t138 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t32
-        + _t131
+        + _t137
         + _t15*_t20
         + _t15*_t25
     )
-    _t133 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t134 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t133
+    _t139 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t140 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t139
     return {
-        'total': _t132 + _t134,
-        'embedding': _t133,
-        'non_embedding': _t132,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t131 + _t134 + _t15*_t19 + _t15*_t24,
+        'total': _t138 + _t140,
+        'embedding': _t139,
+        'non_embedding': _t138,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t31*k + _t137 + _t140 + _t15*_t19 + _t15*_t24,
         'mtp': (
-            M*_t70
-            + 2*M*_t75
+            M*_t75
+            + 2*M*_t80
             + M*(
-                _t100
-                + _t114
-                + _t115
-                + _t116
+                _t101
+                + _t103
+                + _t106
+                + _t120
                 + _t121
                 + _t122
-                + _t124
-                + _t129
+                + _t127
+                + _t128
                 + _t130
+                + _t135
+                + _t136
                 + _t20
                 + _t25
                 + _t26*i_ng
-                + _t65*i_dsa
-                + _t88
-                + _t92
-                + _t95
-                + _t97
-                + i_moe*(_t113 + _t32 + _t68 + _t71 + _t74)
-                + (1 - i_moe)*(_t126 + _t128 + _t87 + i_fos)
+                + _t70*i_dsa
+                + _t94
+                + _t98
+                + i_moe*(_t119 + _t32 + _t73 + _t76 + _t79)
+                + (1 - i_moe)*(_t132 + _t134 + _t92 + i_fos)
             )
         ),
     }
@@ -1373,6 +1401,7 @@ def flops_forward_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -1403,6 +1432,7 @@ def flops_forward_components(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1483,12 +1513,13 @@ def flops_forward_components(s):
     _t63 = i_pk - 1
     _t64 = 2*L_moe
     _t65 = _t60*d
-    _t66 = n_hc**2
-    _t67 = _t66*i_hcm
-    _t68 = 2*L
-    _t69 = 2*L_sb
-    _t70 = n_au**2
-    _t71 = 2*d_emb
+    _t66 = _t56*n_hc*r_hc
+    _t67 = n_hc**2
+    _t68 = _t67*i_hcm
+    _t69 = 2*L
+    _t70 = 2*L_sb
+    _t71 = n_au**2
+    _t72 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1568,24 +1599,24 @@ def flops_forward_components(s):
         ),
         'moe/experts': _t64*k*(_t62*d_e - _t63*_t65*d_e),
         'moe/shared': _t64*(E_s*_t65*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t68*(_t33*_t67 + d*n_hc*(2*_t67 + 4*n_hc)),
-        'hyper_connections/head': _t33*_t66,
-        'shared_block/attention': _t69*(_t17 + _t25*_t33 + _t58),
+        'hyper_connections/layers': _t69*(_t33*_t68 + _t33*n_hc*(_t68 + n_hc*(2 - i_hg)) + _t66),
+        'hyper_connections/head': _t33*_t67*(1 - i_hg) + _t66,
+        'shared_block/attention': _t70*(_t17 + _t25*_t33 + _t58),
         'shared_block/mlp': L_sb*_t61,
         'shared_block/projection': L_sb*_t49,
-        'shared_block/adapters': _t69*(
+        'shared_block/adapters': _t70*(
             i_sba*r_sb*(_t25 + _t4 + _t42) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t68*d*p_le,
+        'per_layer_embeddings/projection': _t69*d*p_le,
         'per_layer_embeddings/layers': _t57*p_le,
-        'altup/layers': _t68*(_t70*d + _t70 + 2*d*n_au + n_au**3),
+        'altup/layers': _t69*(_t71*d + _t71 + 2*d*n_au + n_au**3),
         'altup/projections': _t49*(-2*i_au + 2*n_au),
         'laurel/layers': _t57*r_lr,
-        'norm_gates': _t33*r_ng*(_t64 + _t68),
+        'norm_gates': _t33*r_ng*(_t64 + _t69),
         'embedding_projection': _t56*d_emb*i_proj,
         'drafter/projections': D_tg*_t42,
         'centroid_head': C_cen*_t33,
-        'lm_head': V_cen*_t71 + V_o*_t71*(1 - i_cen),
+        'lm_head': V_cen*_t72 + V_o*_t72*(1 - i_cen),
         'prediction_head': _t49*i_ph,
     }
 
@@ -1678,6 +1709,7 @@ def flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -1711,6 +1743,7 @@ def flops(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1734,9 +1767,9 @@ def flops(s):
     _t9 = 8*d
     _t10 = 2*d_in
     _t11 = L_ssm*_t10
-    _t12 = d**2
-    _t13 = 2*_t12
-    _t14 = n_hc**2
+    _t12 = _t5*n_hc*r_hc
+    _t13 = d**2
+    _t14 = 2*_t13
     _t15 = L_att2*_t0
     _t16 = E_a*i_moa
     _t17 = H_la*L_la
@@ -1756,25 +1789,25 @@ def flops(s):
     _t31 = _t11*(1 - i_m2)
     _t32 = 2*N_s
     _t33 = G_s*_t32
-    _t34 = 2*L
-    _t35 = 2*L_moe
-    _t36 = 2*H_k*d_lk
-    _t37 = 2*L_dn
-    _t38 = 2*_t29
-    _t39 = d_qk + d_v
-    _t40 = _t39*h_kv
-    _t41 = _t26*d
-    _t42 = d*h_I
-    _t43 = d*d_I
-    _t44 = d_I*h_I
-    _t45 = H_v*d_lk + _t18
-    _t46 = n_au**2
-    _t47 = _t23*d
-    _t48 = _t0*_t40
-    _t49 = 2*L_sb
-    _t50 = _t0*i_pk
-    _t51 = i_pk - 1
-    _t52 = _t14*i_hcm
+    _t34 = n_hc**2
+    _t35 = 2*L
+    _t36 = 2*L_moe
+    _t37 = 2*H_k*d_lk
+    _t38 = 2*L_dn
+    _t39 = 2*_t29
+    _t40 = d_qk + d_v
+    _t41 = _t40*h_kv
+    _t42 = _t26*d
+    _t43 = d*h_I
+    _t44 = d*d_I
+    _t45 = d_I*h_I
+    _t46 = H_v*d_lk + _t18
+    _t47 = n_au**2
+    _t48 = _t23*d
+    _t49 = _t0*_t41
+    _t50 = 2*L_sb
+    _t51 = _t0*i_pk
+    _t52 = i_pk - 1
     _t53 = 1 - i_og
     _t54 = d_v2*h2
     _t55 = d*g_o*r_o
@@ -1784,37 +1817,38 @@ def flops(s):
     _t59 = 1 - i_gh
     _t60 = 2*i_lg
     _t61 = d*(1 - i_lg)
-    _t62 = H_v + _t18
-    _t63 = d*(1 - i_mla)
-    _t64 = (
-        2*_t63*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t62 = _t34*i_hcm
+    _t63 = H_v + _t18
+    _t64 = d*(1 - i_mla)
+    _t65 = (
+        2*_t64*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t25 - d_rope2))
     )
-    _t65 = (
-        2*_t63*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
+    _t66 = (
+        2*_t64*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t40 - d_rope))
     )
-    _t66 = L_chk2 + L_loc2
-    _t67 = L_xa*T_img
+    _t67 = L_chk2 + L_loc2
+    _t68 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
             + D_tg*_t1
             + L*_t1*p_le
             + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
-            + L_att2*_t64
+            + L_att2*_t65
             + L_csa*_t9*d_qk
-            + 2*L_csa*(_t42 + 4*_t43 + _t44*r_q)
+            + 2*L_csa*(_t43 + 4*_t44 + _t45*r_q)
             + L_dense*_t27
             + 7*L_dn*_t18*d_lk
             + L_dw*_t27
             + L_hca*_t5*d_qk
-            + 2*L_idx*(_t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t64
-            + L_rw*_t13
-            + L_sb*_t13
+            + 2*L_idx*(_t43*i_hw + _t44 + _t45*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t65
+            + L_rw*_t14
+            + L_sb*_t14
             + L_sb*_t27
             + L_sc*_t0*k_sc
-            + 8*L_sc*_t12
+            + 8*L_sc*_t13
             + 5*L_ssm*N_s*d_in
             + L_ssm*_t0*(_t10 + i_m2*(H_s + _t33))
             + 2*L_ssm*k_s*(_t33*i_m2 + d_in)
@@ -1822,21 +1856,22 @@ def flops(s):
             + R_dt*_t31
             + V_cen*_t4
             + V_o*_t4*(1 - i_cen)
-            + _t0*_t14
             + _t0*_t22*_t23
-            + _t0*r_ng*(_t34 + _t35)
+            + _t0*_t34*(1 - i_hg)
+            + _t0*r_ng*(_t35 + _t36)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t11*d
-            + _t13*i_ph
-            + _t13*(-2*i_au + 2*n_au)
+            + _t12
+            + _t14*i_ph
+            + _t14*(-2*i_au + 2*n_au)
             + _t15*_t16
             + _t15*d_rl*h2
             + _t16*_t30
             + 10*_t17*d*d_la
             + 5*_t17*d_la**2
             + _t18*_t19
-            + _t19*(_t36 + _t45*i_gf + _t62*(1 - i_cg) + _t62)
+            + _t19*(_t37 + _t46*i_gf + _t63*(1 - i_cg) + _t63)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
@@ -1846,39 +1881,39 @@ def flops(s):
             + _t24*h2*i_gate*(_t59*d_v2 + i_gh)*(_t60*r_q2 + _t61)
             + _t24*(_t56*_t57 + i_qlora*(_t56*_t58*r_q2 + d*r_q2))
             + _t24*(_t53*_t54*d + i_og*(_t54*r_o + _t55))
-            + _t29*_t65
+            + _t29*_t66
             + _t3*_t9
             + 9*_t3
             + _t30*d_rl*h
             + _t31*(R_dt + _t32)
-            + _t34*(_t0*_t52 + d*n_hc*(2*_t52 + 4*n_hc))
-            + _t34*(_t46*d + _t46 + 2*d*n_au + n_au**3)
-            + _t35*k*(-_t41*_t51*d_e + _t50*d_e)
-            + _t35*(E_s*_t41*d_s + d*i_shared_gate)
-            + _t35*(
-                _t50*n_pk
-                + d*(-_t51 - i_rt)*(E + E_0 + E_s*i_srt)
+            + _t35*(_t0*_t62 + _t0*n_hc*(_t62 + n_hc*(2 - i_hg)) + _t12)
+            + _t35*(_t47*d + _t47 + 2*d*n_au + n_au**3)
+            + _t36*k*(-_t42*_t52*d_e + _t51*d_e)
+            + _t36*(E_s*_t42*d_s + d*i_shared_gate)
+            + _t36*(
+                _t51*n_pk
+                + d*(-_t52 - i_rt)*(E + E_0 + E_s*i_srt)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            + _t37*i_cg*(_t0*r_g + _t45*r_g)
-            + _t37*k_dn*(_t18 + _t36)
-            + _t38*_t40*k_rc
-            + _t38*d_v*h_kv**2*i_dm
-            + _t38*h*i_gate*(_t59*d_v + i_gh)*(_t60*r_q + _t61)
-            + _t38*(_t20*_t57 + i_qlora*(_t20*_t58*r_q + d*r_q))
-            + _t38*(_t47*_t53 + i_og*(_t23*r_o + _t55))
-            + _t49*(i_sba*r_sb*(_t1 + _t20 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t49*(_t21 + _t47 + _t48)
+            + _t38*i_cg*(_t0*r_g + _t46*r_g)
+            + _t38*k_dn*(_t18 + _t37)
+            + _t39*_t41*k_rc
+            + _t39*d_v*h_kv**2*i_dm
+            + _t39*h*i_gate*(_t59*d_v + i_gh)*(_t60*r_q + _t61)
+            + _t39*(_t20*_t57 + i_qlora*(_t20*_t58*r_q + d*r_q))
+            + _t39*(_t48*_t53 + i_og*(_t23*r_o + _t55))
             + _t5*d_emb*i_proj
+            + _t50*(i_sba*r_sb*(_t1 + _t20 + _t41) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t50*(_t21 + _t48 + _t49)
             + 5*_t6*d_mk*(d_mv + 1)
-            - _t65*(L_kvs - L_kvs2)
+            - _t66*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
             + _t8*k_rc
             + _t8*r_lr
             + 2*d_rl*(
-                h*(E_rl*(-L_chk - L_loc + _t29 + _t66) + w*(L_loc - L_loc2))
-                + h2*(E_rl*(-_t28 - _t66) + L_loc2*w)
+                h*(E_rl*(-L_chk - L_loc + _t29 + _t67) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t28 - _t67) + L_loc2*w)
             )
         ),
         'attention_per_sequence': (
@@ -1984,8 +2019,8 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t48*_t67,
-        'cross_scores_per_sequence': 2*T*_t39*_t67*h,
+        'image_kv_per_sequence': _t49*_t68,
+        'cross_scores_per_sequence': 2*T*_t40*_t68*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
@@ -2114,6 +2149,7 @@ def rules_train_per_token(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -2170,6 +2206,7 @@ def rules_train_per_token(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -2185,286 +2222,302 @@ def rules_train_per_token(s):
     _t1 = 6*d_emb
     _t2 = 6*V_o
     _t3 = 6*L
-    _t4 = b_norm + g_norm
-    _t5 = _t4*i_mla
-    _t6 = d_rope2 + r_kv2
-    _t7 = d_qk2 + d_v2
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = (
-        6*_t5*(d_rope2*i_krn + r_kv2)
-        + 6*_t9*d
-        + 6*b_qkv*(_t6*i_mla + _t9)
-        + 6*i_mla*(_t6*d + h2*r_kv2*(_t7 - d_rope2))
+    _t4 = 6*i_hg
+    _t5 = b_norm + g_norm
+    _t6 = _t5*i_mla
+    _t7 = d_rope2 + r_kv2
+    _t8 = d_qk2 + d_v2
+    _t9 = 1 - i_mla
+    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t11 = (
+        6*_t10*d
+        + 6*_t6*(d_rope2*i_krn + r_kv2)
+        + 6*b_qkv*(_t10 + _t7*i_mla)
+        + 6*i_mla*(_t7*d + h2*r_kv2*(_t8 - d_rope2))
     )
-    _t11 = i_rt*r_rt
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_rope + r_kv
-    _t14 = d_qk + d_v
-    _t15 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t16 = (
-        6*_t15*d
-        + 6*_t5*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t13*i_mla + _t15)
-        + 6*i_mla*(_t13*d + h*r_kv*(_t14 - d_rope))
+    _t12 = i_rt*r_rt
+    _t13 = L_kvs - L_kvs2
+    _t14 = d_rope + r_kv
+    _t15 = d_qk + d_v
+    _t16 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t17 = (
+        6*_t16*d
+        + 6*_t6*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t14*i_mla + _t16)
+        + 6*i_mla*(_t14*d + h*r_kv*(_t15 - d_rope))
     )
-    _t17 = n_hc**2
-    _t18 = 6*L_att2
-    _t19 = 1 - i_gh
-    _t20 = _t19*d_v2
-    _t21 = h2*i_gate
-    _t22 = _t8*b_qkv*(1 - b_gh)
-    _t23 = 2*i_lg
-    _t24 = d*(1 - i_lg)
-    _t25 = _t21*(_t20 + i_gh)
-    _t26 = b_o*d
-    _t27 = 1 - i_og
-    _t28 = d_v2*h2
-    _t29 = d*g_o*r_o
-    _t30 = d_qk2*i_qk_head
-    _t31 = _t4*(_t30 + d_qk2*h_kv2*i_qk_proj)
-    _t32 = d_qk2*h2
-    _t33 = _t4*i_qw
-    _t34 = d_qk2*i_cca*(h2 + h_kv2)
-    _t35 = i_qlora*r_q2
-    _t36 = 1 - i_qlora
-    _t37 = _t32*d
-    _t38 = i_lg + 1
-    _t39 = 2*d_I
-    _t40 = 6*L_csa
-    _t41 = 2*d_qk
-    _t42 = d*h_I
-    _t43 = d*d_I
-    _t44 = d_I*h_I
-    _t45 = 6*L_dense
-    _t46 = d*d_ff
-    _t47 = _t46 + b_ff*d
-    _t48 = 6*L_dn
-    _t49 = H_v*d_lk
-    _t50 = 1 - i_cg
-    _t51 = i_glu + 1
-    _t52 = b_ff*d_ff
-    _t53 = _t51*(_t46 + _t52)
-    _t54 = 6*L_dw
-    _t55 = 6*L_gr
-    _t56 = _t55*d_gr
-    _t57 = d*d_gr
-    _t58 = 2*d_gr
-    _t59 = 2*H_ml
-    _t60 = 6*L_ml
-    _t61 = d*(i_glu + 2)
-    _t62 = 6*L_moe
-    _t63 = _t4*d
-    _t64 = E + E_0
-    _t65 = 2*d
-    _t66 = _t65*i_pk
-    _t67 = i_pk - 1
-    _t68 = d**2
-    _t69 = 6*_t68
-    _t70 = _t51*d_ff
-    _t71 = d_qk*h
-    _t72 = _t14*h_kv
-    _t73 = b_sc*d
-    _t74 = 6*L_sc
-    _t75 = 6*L_ssm
-    _t76 = 2*N_s
-    _t77 = G_s*_t76
-    _t78 = 2*d_in + i_m2*(H_s + _t77)
-    _t79 = H_s*i_m2
-    _t80 = 1 - i_m2
-    _t81 = R_dt + _t76
-    _t82 = _t80*d_in
-    _t83 = d_v*h
-    _t84 = _t83*d
-    _t85 = 6*M_sb
-    _t86 = 6*h
-    _t87 = L_att - L_att2
-    _t88 = 6*_t87
-    _t89 = _t19*d_v
-    _t90 = h*i_gate
-    _t91 = _t90*(_t89 + i_gh)
-    _t92 = d_qk*i_qk_head
-    _t93 = _t4*(_t92 + d_qk*h_kv*i_qk_proj)
-    _t94 = i_cca*(h + h_kv)
-    _t95 = i_qlora*r_q
-    _t96 = _t71*d
-    _t97 = L_rw*d_rw
-    _t98 = 12*d
-    _t99 = 18*d
-    _t100 = 30*d
-    _t101 = _t0*_t4
-    _t102 = H_la*L_la*d_la
-    _t103 = H_ml*d_mv
-    _t104 = L*i_au
-    _t105 = 2*H_k*d_lk
-    _t106 = H_v*d_lv
-    _t107 = _t106 + _t49
-    _t108 = H_v + _t106
-    _t109 = L_dn*_t0
-    _t110 = L*d
-    _t111 = 12*_t110
-    _t112 = L + L_moe
-    _t113 = 24*i_diff
-    _t114 = 24*d
-    _t115 = L_att2*_t0
-    _t116 = E_a*i_moa
-    _t117 = _t0*_t87
-    _t118 = L*_t101
-    _t119 = _t70*i_ng
-    _t120 = _t4*i_sub
-    _t121 = _t120*d_ff
-    _t122 = L_xa*_t0
-    _t123 = (
+    _t18 = d*n_hc
+    _t19 = _t18*r_hc
+    _t20 = -i_hg
+    _t21 = n_hc**2
+    _t22 = 6*L_att2
+    _t23 = 1 - i_gh
+    _t24 = _t23*d_v2
+    _t25 = h2*i_gate
+    _t26 = _t9*b_qkv*(1 - b_gh)
+    _t27 = 2*i_lg
+    _t28 = d*(1 - i_lg)
+    _t29 = _t25*(_t24 + i_gh)
+    _t30 = b_o*d
+    _t31 = 1 - i_og
+    _t32 = d_v2*h2
+    _t33 = d*g_o*r_o
+    _t34 = d_qk2*i_qk_head
+    _t35 = _t5*(_t34 + d_qk2*h_kv2*i_qk_proj)
+    _t36 = d_qk2*h2
+    _t37 = _t5*i_qw
+    _t38 = d_qk2*i_cca*(h2 + h_kv2)
+    _t39 = i_qlora*r_q2
+    _t40 = 1 - i_qlora
+    _t41 = _t36*d
+    _t42 = i_lg + 1
+    _t43 = 2*d_I
+    _t44 = 6*L_csa
+    _t45 = 2*d_qk
+    _t46 = d*h_I
+    _t47 = d*d_I
+    _t48 = d_I*h_I
+    _t49 = 6*L_dense
+    _t50 = d*d_ff
+    _t51 = _t50 + b_ff*d
+    _t52 = 6*L_dn
+    _t53 = H_v*d_lk
+    _t54 = 1 - i_cg
+    _t55 = i_glu + 1
+    _t56 = b_ff*d_ff
+    _t57 = _t55*(_t50 + _t56)
+    _t58 = 6*L_dw
+    _t59 = 6*L_gr
+    _t60 = _t59*d_gr
+    _t61 = d*d_gr
+    _t62 = 2*d_gr
+    _t63 = 2*H_ml
+    _t64 = 6*L_ml
+    _t65 = d*(i_glu + 2)
+    _t66 = 6*L_moe
+    _t67 = _t5*d
+    _t68 = E + E_0
+    _t69 = 2*d
+    _t70 = _t69*i_pk
+    _t71 = i_pk - 1
+    _t72 = d**2
+    _t73 = 6*_t72
+    _t74 = _t55*d_ff
+    _t75 = d_qk*h
+    _t76 = _t15*h_kv
+    _t77 = b_sc*d
+    _t78 = 6*L_sc
+    _t79 = 6*L_ssm
+    _t80 = 2*N_s
+    _t81 = G_s*_t80
+    _t82 = 2*d_in + i_m2*(H_s + _t81)
+    _t83 = H_s*i_m2
+    _t84 = 1 - i_m2
+    _t85 = R_dt + _t80
+    _t86 = _t84*d_in
+    _t87 = d_v*h
+    _t88 = _t87*d
+    _t89 = 6*M_sb
+    _t90 = 6*h
+    _t91 = 1 - i_hg
+    _t92 = L_att - L_att2
+    _t93 = 6*_t92
+    _t94 = _t23*d_v
+    _t95 = h*i_gate
+    _t96 = _t95*(_t94 + i_gh)
+    _t97 = d_qk*i_qk_head
+    _t98 = _t5*(_t97 + d_qk*h_kv*i_qk_proj)
+    _t99 = i_cca*(h + h_kv)
+    _t100 = i_qlora*r_q
+    _t101 = _t75*d
+    _t102 = L_rw*d_rw
+    _t103 = 12*d
+    _t104 = 18*d
+    _t105 = 30*d
+    _t106 = _t0*_t5
+    _t107 = H_la*L_la*d_la
+    _t108 = H_ml*d_mv
+    _t109 = L*i_au
+    _t110 = 2*H_k*d_lk
+    _t111 = H_v*d_lv
+    _t112 = _t111 + _t53
+    _t113 = H_v + _t111
+    _t114 = L_dn*_t0
+    _t115 = L*d
+    _t116 = 12*_t115
+    _t117 = L + L_moe
+    _t118 = 24*i_diff
+    _t119 = 24*d
+    _t120 = L_att2*_t0
+    _t121 = E_a*i_moa
+    _t122 = _t0*_t92
+    _t123 = L*_t106
+    _t124 = _t74*i_ng
+    _t125 = _t5*i_sub
+    _t126 = _t125*d_ff
+    _t127 = L_xa*_t0
+    _t128 = (
         C_cen*_t0
-        + D_tg*_t99
-        + H_ml*L_ml*_t98*d_mk
-        + L_att2*_t10
-        + L_att2*_t113*d_qk2
-        + L_csa*_t114*d_qk
-        + 12*L_gr*(_t57 + d_gr)
-        + L_hca*_t98*d_qk
+        + D_tg*_t104
+        + H_ml*L_ml*_t103*d_mk
+        + L_att2*_t11
+        + L_att2*_t118*d_qk2
+        + L_csa*_t119*d_qk
+        + 12*L_gr*(_t61 + d_gr)
+        + L_hca*_t103*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t39 + _t42*i_hw + _t43 + _t44*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t10
-        - 6*L_kvs2*_t31
-        + L_ml*_t103*_t99
+        + 6*L_idx*(_t43 + _t46*i_hw + _t47 + _t48*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t11
+        - 6*L_kvs2*_t35
+        + L_ml*_t104*_t108
         + L_moe*_t0*b_moe
-        + L_rw*_t100
-        + L_rw*_t69
-        + L_sb*_t69
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t71 + _t72) + r_sb*(_t70 + d))
+        + L_rw*_t105
+        + L_rw*_t73
+        + L_sb*_t73
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t75 + _t76) + r_sb*(_t74 + d))
         + L_sc*_t0*(b_sc + k_sc)
         + 6*L_xa*d_qk*(2*b_norm + 2*g_norm)
         + 12*L_xa
-        + 18*M_sb*_t63
-        + _t0*_t104
-        + _t0*_t17
+        + 18*M_sb*_t67
+        + _t0*_t109
+        + _t0*_t21*_t91
         + _t0*b_oL
         + _t0*i_ls
-        + _t0*i_rsc*(L_dense + _t112)*(b_rsc + 2*i_rbr + 1)
-        + _t100*_t102
-        + _t101*_t104
-        + _t101*i_norm_emb
-        + _t101*i_norm_final
-        - _t101*(1 - i_n0)
-        + 6*_t102
-        + _t103*_t60
+        + _t0*i_rsc*(L_dense + _t117)*(b_rsc + 2*i_rbr + 1)
+        + _t102*_t119
+        + 12*_t102
+        + _t103*_t117*r_ng
+        + _t103*d_emb*i_proj
+        + _t103*i_rse
+        + _t105*_t107
         + _t106*_t109
-        + _t109*(_t105 + _t107*i_gf + _t108*_t50 + _t108)
-        - 6*_t11
-        + 18*_t110*p_le
-        + _t111*i_ng
-        + _t111*k_rc
-        + _t111*r_lr
-        + _t112*_t98*r_ng
-        + _t113*_t87*d_qk
-        + _t114*_t97
-        + _t115*_t116
-        + _t115*d_rl*h2
-        + _t116*_t117
-        + _t117*d_rl*h
-        + _t118*i_lr
-        + _t118*n_norm
-        + _t119*_t45
-        + _t119*_t54
-        - _t12*_t16
-        - 6*_t12*_t93
-        + _t120*_t18*_t28
-        + _t120*_t83*_t88
-        + _t121*_t45
-        + _t121*_t54
-        + _t122*_t71
-        + _t122*_t72
-        + _t122*_t83
-        + _t16*_t87
-        + _t18*h2*i_sink2
-        + _t18*i_ng*(_t25 + _t32)
-        + _t18*i_rel*(2*_t32 + _t37)
-        + _t18*(_t26 + _t27*_t28*d + i_og*(_t28*r_o + _t29))
-        + _t18*(_t31 + _t33*(_t30 + _t32*i_qk_proj) + h_kv2*i_cca)
-        + _t18*(_t34*(d_qk2*k_cb + k_ca) + 2*_t34 + _t7*h_kv2*k_rc)
-        + _t18*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t18*(_t20*_t21*_t22 + _t25*(_t23*r_q2 + _t24) + b_gh*h2)
-        + _t18*(
-            _t35*_t4
-            + _t36*_t37
-            + b_qkv*(_t32*_t8 + _t35*i_mla)
-            + i_qlora*(_t32*_t38*r_q2 + d*r_q2)
+        + _t106*i_norm_emb
+        + _t106*i_norm_final
+        - _t106*(1 - i_n0)
+        + 6*_t107
+        + _t108*_t64
+        + _t111*_t114
+        + _t114*(_t110 + _t112*i_gf + _t113*_t54 + _t113)
+        + 18*_t115*p_le
+        + _t116*i_ng
+        + _t116*k_rc
+        + _t116*r_lr
+        + _t118*_t92*d_qk
+        - 6*_t12
+        + _t120*_t121
+        + _t120*d_rl*h2
+        + _t121*_t122
+        + _t122*d_rl*h
+        + _t123*i_lr
+        + _t123*n_norm
+        + _t124*_t49
+        + _t124*_t58
+        + _t125*_t22*_t32
+        + _t125*_t87*_t93
+        + _t126*_t49
+        + _t126*_t58
+        + _t127*_t75
+        + _t127*_t76
+        + _t127*_t87
+        - _t13*_t17
+        - 6*_t13*_t98
+        + _t17*_t92
+        + _t18*_t4
+        + 12*_t19
+        + _t22*h2*i_sink2
+        + _t22*i_ng*(_t29 + _t36)
+        + _t22*i_rel*(2*_t36 + _t41)
+        + _t22*(_t30 + _t31*_t32*d + i_og*(_t32*r_o + _t33))
+        + _t22*(_t35 + _t37*(_t34 + _t36*i_qk_proj) + h_kv2*i_cca)
+        + _t22*(_t38*(d_qk2*k_cb + k_ca) + 2*_t38 + _t8*h_kv2*k_rc)
+        + _t22*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t22*(_t24*_t25*_t26 + _t29*(_t27*r_q2 + _t28) + b_gh*h2)
+        + _t22*(
+            _t39*_t5
+            + _t40*_t41
+            + b_qkv*(_t36*_t9 + _t39*i_mla)
+            + i_qlora*(_t36*_t42*r_q2 + d*r_q2)
         )
-        + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t3*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t4*i_le*(_t110 + p_le)
-        + _t40*(_t39*m_csa + d_I)
-        + _t40*(_t41*m_csa + d_qk)
-        + _t40*(_t42 + 4*_t43 + _t44*r_q)
-        + _t45*_t47
-        + _t45*_t53
-        + _t45*i_fos
-        + _t45*n_act
-        + _t46*_t54
-        + _t48*d_lv
-        + _t48*i_cg*(_t107*r_g + _t65*r_g)
-        + _t48*k_dn*(_t105 + _t106)
-        + _t48*(H_v*_t50 + H_v + _t49*i_cg)
-        + _t54*(_t51*(2*_t46 + 2*_t52) - _t53)
-        + _t55*(_t57 + d)
-        + _t55*(_t58*w_gr + _t58)
-        + _t56*(k_gr + 1)
-        + _t56
-        + _t60*(_t59*d + _t59)
-        + _t62*k*(_t66*d_e - _t67*(_t61*d_e + b_ff*(_t51*d_e + d)))
-        + _t62*(E_s*(_t61*d_s + b_ff*(_t51*d_s + d)) + d*i_shared_gate)
-        + _t62*(3*_t63*i_bn + _t63*i_mn)
-        + _t62*(
-            _t11*(_t4 + 4)
-            + _t64*b_router
-            + _t66*n_pk
-            + d*(-_t67 - i_rt)*(E_s*i_srt + _t64)
+        + _t3*(
+            2*_t18*i_hg
+            + 4*_t19
+            + 2*(_t20 + i_hc)*(i_hcm + 2)
+            + 2*(_t21*i_hcm + n_hc*(2 - i_hg))*(_t18 + _t20 + 1)
+        )
+        - _t4
+        + _t44*(_t43*m_csa + d_I)
+        + _t44*(_t45*m_csa + d_qk)
+        + _t44*(_t46 + 4*_t47 + _t48*r_q)
+        + _t49*_t51
+        + _t49*_t57
+        + _t49*i_fos
+        + _t49*n_act
+        + 6*_t5*i_le*(_t115 + p_le)
+        + _t50*_t58
+        + _t52*d_lv
+        + _t52*i_cg*(_t112*r_g + _t69*r_g)
+        + _t52*k_dn*(_t110 + _t111)
+        + _t52*(H_v*_t54 + H_v + _t53*i_cg)
+        + _t58*(_t55*(2*_t50 + 2*_t56) - _t57)
+        + _t59*(_t61 + d)
+        + _t59*(_t62*w_gr + _t62)
+        + _t60*(k_gr + 1)
+        + _t60
+        + _t64*(_t63*d + _t63)
+        + _t66*k*(_t70*d_e - _t71*(_t65*d_e + b_ff*(_t55*d_e + d)))
+        + _t66*(E_s*(_t65*d_s + b_ff*(_t55*d_s + d)) + d*i_shared_gate)
+        + _t66*(3*_t67*i_bn + _t67*i_mn)
+        + _t66*(
+            _t12*(_t5 + 4)
+            + _t68*b_router
+            + _t70*n_pk
+            + d*(-_t71 - i_rt)*(E_s*i_srt + _t68)
             + i_rgs
             + i_rs*(E + d)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + _t69*(-2*i_au + 2*n_au)
-        + _t74*(_t68 + _t73)
-        + _t74*(3*_t68 + 3*_t73)
-        + _t75*_t81*_t82
-        + _t75*(2*_t79 + _t80*(N_s*d_in + d_in))
-        + _t75*(b_cs + k_s)*(_t77*i_m2 + d_in)
-        + _t75*(_t78*b_ssm + _t78*d)
-        + _t75*(b_ssm*d + d*d_in)
-        + _t75*(_t80*_t81*i_dtn + d_in*i_gn*i_m2)
-        + _t75*(R_dt*_t82 + _t79 + _t82)
-        + _t85*(_t47 + _t53 + n_act)
-        + _t85*(_t65*_t71 + _t65*_t72 + _t84)
-        + _t86*_t87*i_sink
-        + _t86*n_pb
-        + _t88*i_ng*(_t71 + _t91)
-        + _t88*i_rel*(2*_t71 + _t96)
-        + _t88*(_t26 + _t27*_t84 + i_og*(_t29 + _t83*r_o))
-        + _t88*(_t33*(_t71*i_qk_proj + _t92) + _t93 + h_kv*i_cca)
-        + _t88*(_t41*_t94 + _t72*k_rc + _t94*d_qk*(d_qk*k_cb + k_ca))
-        + _t88*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t88*(_t22*_t89*_t90 + _t91*(_t23*r_q + _t24) + b_gh*h)
-        + _t88*(
-            _t36*_t96 + _t4*_t95 + b_qkv*(_t71*_t8 + _t95*i_mla) + i_qlora*(_t38*_t71*r_q + d*r_q)
+        + _t73*(-2*i_au + 2*n_au)
+        + _t78*(_t72 + _t77)
+        + _t78*(3*_t72 + 3*_t77)
+        + _t79*_t85*_t86
+        + _t79*(2*_t83 + _t84*(N_s*d_in + d_in))
+        + _t79*(b_cs + k_s)*(_t81*i_m2 + d_in)
+        + _t79*(_t82*b_ssm + _t82*d)
+        + _t79*(b_ssm*d + d*d_in)
+        + _t79*(_t84*_t85*i_dtn + d_in*i_gn*i_m2)
+        + _t79*(R_dt*_t86 + _t83 + _t86)
+        + _t89*(_t51 + _t57 + n_act)
+        + _t89*(_t69*_t75 + _t69*_t76 + _t88)
+        + _t90*_t92*i_sink
+        + _t90*n_pb
+        + 6*_t91*n_hc
+        + _t93*i_ng*(_t75 + _t96)
+        + _t93*i_rel*(_t101 + 2*_t75)
+        + _t93*(_t30 + _t31*_t88 + i_og*(_t33 + _t87*r_o))
+        + _t93*(_t37*(_t75*i_qk_proj + _t97) + _t98 + h_kv*i_cca)
+        + _t93*(_t45*_t99 + _t76*k_rc + _t99*d_qk*(d_qk*k_cb + k_ca))
+        + _t93*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t93*(_t26*_t94*_t95 + _t96*(_t27*r_q + _t28) + b_gh*h)
+        + _t93*(
+            _t100*_t5
+            + _t101*_t40
+            + b_qkv*(_t100*i_mla + _t75*_t9)
+            + i_qlora*(_t42*_t75*r_q + d*r_q)
         )
-        + 12*_t97
-        + _t98*d_emb*i_proj
-        + _t98*i_rse
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t63 + _t68 + b_ph*d)
-        + 6*n_hc
+        + 6*i_ph*(_t67 + _t72 + b_ph*d)
     )
-    _t124 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t123 + _t2*b_lm + _t2*i_ng
-    _t125 = T*_t32
-    _t126 = T*_t71
-    _t127 = 3*T
-    _t128 = 4*T
+    _t129 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t128 + _t2*b_lm + _t2*i_ng
+    _t130 = T*_t36
+    _t131 = T*_t75
+    _t132 = 3*T
+    _t133 = 4*T
     return {
-        '6N': P*_t0 + _t124,
-        'kaplan': _t123 + _t125*_t18 + _t126*_t88,
-        'palm': 12*L_att2*_t125 + _t124 + 12*_t126*_t87,
+        '6N': P*_t0 + _t129,
+        'kaplan': _t128 + _t130*_t22 + _t131*_t93,
+        'palm': 12*L_att2*_t130 + _t129 + 12*_t131*_t92,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2472,11 +2525,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t127*h2 + _t128*_t32 + 8*_t37)
+            3*L_att2*(_t132*h2 + _t133*_t36 + 8*_t41)
             + V*_t0
             + V_o*_t0
-            + 3*_t87*(_t127*h + _t128*_t71 + 8*_t96)
-            + _t98*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + _t103*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t92*(8*_t101 + _t132*h + _t133*_t75)
         ),
     }
 
@@ -2757,6 +2810,7 @@ def memory_activations(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
@@ -2807,6 +2861,7 @@ def memory_activations(s):
     q_l = s['q_l']
     q_lo = s['q_lo']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -2972,9 +3027,17 @@ def memory_activations(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -3030,9 +3093,15 @@ def memory_activations(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -3282,6 +3351,7 @@ def memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
@@ -3345,6 +3415,7 @@ def memory(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -3402,10 +3473,16 @@ def memory(s):
                     + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                    + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                    + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                     + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                    + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                    + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                        d*i_hc
+                        + 2*d*n_hc
+                        + i_hcm*n_hc**2
+                        + i_hg*(d*n_hc + 2*r_hc)
+                        + n_hc*(2 - i_hg)
+                    )
                     + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                 )
                 + (
@@ -3609,9 +3686,17 @@ def memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -3667,9 +3752,15 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -4135,9 +4226,17 @@ def memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -4188,9 +4287,15 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -5759,6 +5864,7 @@ def finetune_memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
@@ -5830,6 +5936,7 @@ def finetune_memory(s):
     q_w = s['q_w']
     r_a = s['r_a']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -6107,9 +6214,17 @@ def finetune_memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -6165,9 +6280,15 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -7523,9 +7644,17 @@ def finetune_memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -7576,9 +7705,15 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -7812,6 +7947,7 @@ def finetune_flops(s):
     i_glu = s['i_glu']
     i_go = s['i_go']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -7848,6 +7984,7 @@ def finetune_flops(s):
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -8085,7 +8222,11 @@ def finetune_flops(s):
                     + 4*L*d*k_rc
                     + 6*L*d*p_le
                     + 4*L*d*r_lr
-                    + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
+                    + 2*L*(
+                        2*d*i_hcm*n_hc**2
+                        + 4*d*n_hc*r_hc
+                        + 2*d*n_hc*(i_hcm*n_hc**2 + n_hc*(2 - i_hg))
+                    )
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
                     + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
                     + 2*L_att2*d*d_rl*h2
@@ -8153,7 +8294,8 @@ def finetune_flops(s):
                     + 2*d**2*(-2*i_au + 2*n_au)
                     + 4*d*d_emb*i_proj
                     + 2*d*d_rl*h*(L_att - L_att2)
-                    + 2*d*n_hc**2
+                    + 2*d*n_hc**2*(1 - i_hg)
+                    + 4*d*n_hc*r_hc
                     + 2*d*r_ng*(2*L + 2*L_moe)
                     + 2*d_rl*(
                         h*(
@@ -10728,6 +10870,7 @@ def precision(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -10748,6 +10891,7 @@ def precision(s):
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -10768,9 +10912,9 @@ def precision(s):
     _t7 = L_gr*d_gr
     _t8 = 2*d_in
     _t9 = L_ssm*_t8
-    _t10 = d**2
-    _t11 = 2*_t10
-    _t12 = n_hc**2
+    _t10 = _t3*n_hc*r_hc
+    _t11 = d**2
+    _t12 = 2*_t11
     _t13 = L_att2*_t0
     _t14 = E_a*i_moa
     _t15 = H_v*d_lv
@@ -10786,21 +10930,21 @@ def precision(s):
     _t25 = L_att + _t24
     _t26 = _t0*_t25
     _t27 = _t9*(1 - i_m2)
-    _t28 = 2*L
-    _t29 = 2*L_moe
-    _t30 = 2*_t25
-    _t31 = _t22*d
-    _t32 = 2*N_s
-    _t33 = d*h_I
-    _t34 = d*d_I
-    _t35 = d_I*h_I
-    _t36 = H_v*d_lk + _t15
-    _t37 = n_au**2
-    _t38 = _t20*d
-    _t39 = d_qk + d_v
-    _t40 = _t39*h_kv
-    _t41 = 2*L_sb
-    _t42 = _t12*i_hcm
+    _t28 = n_hc**2
+    _t29 = 2*L
+    _t30 = 2*L_moe
+    _t31 = 2*_t25
+    _t32 = _t22*d
+    _t33 = 2*N_s
+    _t34 = d*h_I
+    _t35 = d*d_I
+    _t36 = d_I*h_I
+    _t37 = H_v*d_lk + _t15
+    _t38 = n_au**2
+    _t39 = _t20*d
+    _t40 = d_qk + d_v
+    _t41 = _t40*h_kv
+    _t42 = 2*L_sb
     _t43 = 1 - i_og
     _t44 = d_v2*h2
     _t45 = d*g_o*r_o
@@ -10810,86 +10954,88 @@ def precision(s):
     _t49 = 1 - i_gh
     _t50 = 2*i_lg
     _t51 = d*(1 - i_lg)
-    _t52 = H_v + _t15
-    _t53 = d*(1 - i_mla)
-    _t54 = (
-        2*_t53*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t52 = _t28*i_hcm
+    _t53 = H_v + _t15
+    _t54 = d*(1 - i_mla)
+    _t55 = (
+        2*_t54*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t55 = (
-        2*_t53*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t39 - d_rope))
+    _t56 = (
+        2*_t54*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t40 - d_rope))
     )
-    _t56 = L_chk2 + L_loc2
-    _t57 = (
+    _t57 = L_chk2 + L_loc2
+    _t58 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + L*_t1*p_le
         + L*_t3*r_lr
-        + L_att2*_t54
+        + L_att2*_t55
         + L_csa*_t6*d_qk
-        + 2*L_csa*(_t33 + 4*_t34 + _t35*r_q)
+        + 2*L_csa*(_t34 + 4*_t35 + _t36*r_q)
         + L_dense*_t23
-        + 2*L_dn*i_cg*(_t0*r_g + _t36*r_g)
+        + 2*L_dn*i_cg*(_t0*r_g + _t37*r_g)
         + L_dw*_t23
         + L_hca*_t3*d_qk
-        + 2*L_idx*(_t33*i_hw + _t34 + _t35*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t54
-        + L_rw*_t11
+        + 2*L_idx*(_t34*i_hw + _t35 + _t36*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t55
+        + L_rw*_t12
         + L_rw*_t6*d_rw
-        + L_sb*_t11
+        + L_sb*_t12
         + L_sb*_t23
-        + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t32 + H_s))
+        + 8*L_sc*_t11
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t33 + H_s))
         - L_xa*_t23*(1 - i_img)
         + R_dt*_t27
         + V_cen*_t2
         - V_o*_t0
         + V_o*_t2*(1 - i_cen)
-        + _t0*_t12
         + _t0*_t19*_t20
-        + _t0*r_ng*(_t28 + _t29)
+        + _t0*_t28*(1 - i_hg)
+        + _t0*r_ng*(_t29 + _t30)
         + _t1*_t4*d_mv
         + _t1*_t7
-        + _t11*i_ph
-        + _t11*(-2*i_au + 2*n_au)
+        + _t10
+        + _t12*i_ph
+        + _t12*(-2*i_au + 2*n_au)
         + _t13*_t14
         + _t13*d_rl*h2
         + _t14*_t26
         + _t15*_t16
-        + _t16*(2*H_k*d_lk + _t36*i_gf + _t52*(1 - i_cg) + _t52)
+        + _t16*(2*H_k*d_lk + _t37*i_gf + _t53*(1 - i_cg) + _t53)
         + _t18*_t19
         + _t21*d_v2*h_kv2**2*i_dm
         + _t21*h2*i_gate*(_t49*d_v2 + i_gh)*(_t50*r_q2 + _t51)
         + _t21*(_t46*_t47 + i_qlora*(_t46*_t48*r_q2 + d*r_q2))
         + _t21*(_t43*_t44*d + i_og*(_t44*r_o + _t45))
-        + _t25*_t55
+        + _t25*_t56
         + _t26*d_rl*h
-        + _t27*(R_dt + _t32)
-        + _t28*(_t0*_t42 + d*n_hc*(2*_t42 + 4*n_hc))
-        + _t28*(_t37*d + _t37 + 2*d*n_au + n_au**3)
-        + _t29*k*(_t0*d_e*i_pk + _t31*d_e*(1 - i_pk))
-        + _t29*(E_s*_t31*d_s + d*i_shared_gate)
+        + _t27*(R_dt + _t33)
+        + _t29*(_t0*_t52 + _t0*n_hc*(_t52 + n_hc*(2 - i_hg)) + _t10)
+        + _t29*(_t38*d + _t38 + 2*d*n_au + n_au**3)
         + _t3*d_emb*i_proj
-        + _t30*d_v*h_kv**2*i_dm
-        + _t30*h*i_gate*(_t49*d_v + i_gh)*(_t50*r_q + _t51)
-        + _t30*(_t17*_t47 + i_qlora*(_t17*_t48*r_q + d*r_q))
-        + _t30*(_t38*_t43 + i_og*(_t20*r_o + _t45))
-        + _t41*(i_sba*r_sb*(_t1 + _t17 + _t40) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t41*(_t0*_t40 + _t18 + _t38)
+        + _t30*k*(_t0*d_e*i_pk + _t32*d_e*(1 - i_pk))
+        + _t30*(E_s*_t32*d_s + d*i_shared_gate)
+        + _t31*d_v*h_kv**2*i_dm
+        + _t31*h*i_gate*(_t49*d_v + i_gh)*(_t50*r_q + _t51)
+        + _t31*(_t17*_t47 + i_qlora*(_t17*_t48*r_q + d*r_q))
+        + _t31*(_t39*_t43 + i_og*(_t20*r_o + _t45))
+        + _t42*(i_sba*r_sb*(_t1 + _t17 + _t41) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t42*(_t0*_t41 + _t18 + _t39)
         + _t5*d_mk
         + _t5
-        - _t55*(L_kvs - L_kvs2)
+        - _t56*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
         + 2*d_rl*(
-            h*(E_rl*(-L_chk - L_loc + _t25 + _t56) + w*(L_loc - L_loc2))
-            + h2*(E_rl*(-_t24 - _t56) + L_loc2*w)
+            h*(E_rl*(-L_chk - L_loc + _t25 + _t57) + w*(L_loc - L_loc2))
+            + h2*(E_rl*(-_t24 - _t57) + L_loc2*w)
         )
     )
     return {
-        'low_precision_forward': _t57,
-        'low_precision_train': _t57*(3 - i_frozen),
+        'low_precision_forward': _t58,
+        'low_precision_train': _t58*(3 - i_frozen),
     }
 
 

@@ -1079,6 +1079,18 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
 
 
 @st.composite
+def _qwen4_exp_text(draw, model_type: str) -> dict:
+    """Qwen4-Exp's language model as calc reads it so far: qwen3_5_moe_text's fields, every
+    layer linear_attention (gated DeltaNet), no PLE, in hc_count ≥ 2 streams of the gated
+    low-rank maps (hc_lowrank), the DeltaNet's gate sigmoid or SiLU."""
+    drawn = draw(STRATEGIES["qwen3_5_moe_text"]("qwen3_5_moe_text"))
+    layers = drawn["num_hidden_layers"]
+    return {**drawn, "layer_types": ["linear_attention"] * layers,
+            "hc_count": draw(st.integers(2, 4)), "hc_lowrank": draw(st.integers(1, 8)),
+            "output_gate_type": draw(st.sampled_from([None, "sigmoid", "silu"]))}
+
+
+@st.composite
 def _gemma4_assistant(draw, model_type: str) -> dict:
     """Gemma 4's drafters: a gemma4_text (gemma4_assistant: without per-layer embeddings, MoE
     block or doubled MLP, every layer kv-shared, as Gemma4AssistantConfig requires) or
@@ -1124,6 +1136,7 @@ STRATEGIES = {
     "longcat_flash": _longcat_flash,
     "deepseek_v4": _deepseek_v4,
     "gemma3n_text": _gemma3n_text,
+    "qwen4_exp_text": _qwen4_exp_text,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
     **{t: _gemma4_assistant for t in ("gemma4_assistant", "gemma4_unified_assistant")},
 }

@@ -185,8 +185,16 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (spec.norm.placement == "pre" and not parallel and not no_ffn and not spec.mtp_modules
             and spec.d_embedding is None and not (spec.moe and spec.moe.shortcut)
             and draw(st.booleans())):
-        spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
-                                               "residual_mix": draw(st.booleans())})
+        mix, norm = draw(st.booleans()), spec.norm
+        # Qwen4-Exp's gated low-rank maps: their grouped RMSNorms are the model's only norms
+        gated = (not mix and norm.kind == "rmsnorm" and norm.weights and not norm.embedding
+                 and not norm.sub_norms and norm.gate_rank is None and norm.first_mixer_norm
+                 and draw(st.booleans()))
+        if gated:
+            spec = spec.updated(**{"norm.final": False})
+        spec = spec.updated(hyper_connections={
+            "streams": draw(st.integers(1, 4)), "residual_mix": mix,
+            "gate_rank": draw(st.integers(1, 5)) if gated else None})
     if (spec.ffn is not None and not spec.ffn.activation_params
             and spec.hyper_connections is None and not spec.mtp_modules
             and draw(st.booleans())):

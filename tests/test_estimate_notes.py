@@ -73,6 +73,7 @@ def test_the_hint_reaches_the_cli(cli):
     ("doge", "DYNAMIC_MASK"), ("doge", "RESIDUAL_SCALES"),
     ("inkling_text", "RELATIVE_LOGITS"), ("inkling_text", "RESIDUAL_CONVS"),
     ("zaya", "CCA"), ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
+    ("hy_v4", "HYPER_CONNECTIONS"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a

@@ -44,6 +44,7 @@ from tests.hf_released import (  # noqa: E402
     CONFIGS,
     DEFAULTS_REFUSED_BY_BOTH,
     REAL,
+    REFUSAL_LAYERS,
 )
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
 
@@ -170,7 +171,8 @@ def test_default_configs_transformers_cannot_build_are_refused(model_type):
         spec_from_hf_config({"model_type": model_type})
     # huggingface_hub's StrictDataclassError: a config class's validate_architecture
     with pytest.raises((TypeError, ValueError, AttributeError, KeyError, StrictDataclassError)):
-        hf_reference.count({"model_type": model_type, "num_hidden_layers": 1}, 4)
+        hf_reference.count({"model_type": model_type,
+                            "num_hidden_layers": REFUSAL_LAYERS.get(model_type, 1)}, 4)
 
 
 def test_deepseek_v2_default_top_k_is_refused_by_both():
@@ -1277,7 +1279,14 @@ _WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4},
                  # Gemma 3n: its 15 kv-shared layers are more than the tiny model's 2, and a
                  # small per-layer table and width keep the meta model small
                  "gemma3n": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 100,
-                             "hidden_size_per_layer_input": 8, "laurel_rank": 8}}
+                             "hidden_size_per_layer_input": 8, "laurel_rank": 8},
+                 # Qwen4-Exp: its two tiny layers linear_attention (the indexed ones are
+                 # not read yet), small experts and gate rank
+                 "qwen4_exp": {"layer_types": ["linear_attention"] * 2, "num_experts": 4,
+                               "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+                               "shared_expert_intermediate_size": 8, "hc_lowrank": 8,
+                               "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                               "linear_key_head_dim": 8, "linear_value_head_dim": 8}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
                    # Dots3NoteConfig wants the towers' adapters as wide as the text model
                    "dots3_note": {"vision_config": {"adapter_out_dim": 64},
@@ -1416,3 +1425,19 @@ def test_random_deepseek_v4_configs_match_transformers_and_export_back(config, s
     report = verify(spec, seq_len=seq_len)
     assert all(check.match for check in report.params + report.flops)
     exported_as(spec, "deepseek_v4")
+
+
+# ---- Qwen4-Exp's gated low-rank hyper-connections (hyper_connections.gate_rank) -----------
+@st.composite
+def _qwen4_exp_text_configs(draw) -> dict:
+    return {"model_type": "qwen4_exp_text", "vocab_size": draw(st.integers(1, 50)),
+            **_NO_TOKENS, **draw(STRATEGIES["qwen4_exp_text"]("qwen4_exp_text"))}
+
+
+@one_feature
+@given(_qwen4_exp_text_configs())
+def test_random_qwen4_exp_text_configs_match_transformers(config):
+    """Qwen4ExpTextGatedResidual's maps around every gated DeltaNet and MoE sublayer and the
+    hyper_connection_mixer in place of the final norm, against transformers (linear_attention
+    layers without PLE: what calc reads of the type so far)."""
+    assert_matches(spec_from_hf_config(config), config, MIN_WINDOW)

@@ -132,6 +132,7 @@ from calc.symbols import (
     i_hc,
     i_head,
     i_hf,
+    i_hg,
     i_img,
     i_keep_down,
     i_keep_exp,
@@ -196,6 +197,7 @@ from calc.symbols import (
     q_o,
     q_rg,
     q_w,
+    r_hc,
     r_kv,
     r_lr,
     r_ng,
@@ -421,9 +423,14 @@ RECOMPUTED_UP = i_mla * i_rnu
 # and the 16-bit streams beside them (i_up), the sublayer's output cast to fp32 (4·d), and
 # 8·n_hc + 1 fp32 values (the logits, gates and the reciprocal RMS). A checkpointed layer keeps
 # its input, n_hc·d wide.
+# Qwen4-Exp's gated maps (1_hg) keep, by this convention (not measured: transformers' is
+# the same module in the activation dtype), beyond those: the gate's down output and its SiLU
+# (2·r_hc) and its up output after the sigmoid (n_hc·d, the gating product's operand).
+HC_UNGATED = 1 - i_hg
 HC_STORED = params.HC_MAPS * (
-    (1 - i_hf) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * q_a
-    + i_hf * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
+    (1 - i_hf * HC_UNGATED) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS
+                                + i_hg * (2 * r_hc + n_hc * d)) * q_a
+    + i_hf * HC_UNGATED * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
 RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d + i_au * (n_au - 1) * d  # AltUp's n_au streams too
 # Differential attention keeps, beyond attention's own (measured on transformers 5.24's
 # DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
