@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -1441,3 +1442,18 @@ def test_random_qwen4_exp_text_configs_match_transformers(config):
     hyper_connection_mixer in place of the final norm, against transformers (linear_attention
     layers without PLE: what calc reads of the type so far)."""
     assert_matches(spec_from_hf_config(config), config, MIN_WINDOW)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"num_hidden_layers": 4}, "layers [3] are indexed_attention"),
+    ({"num_hidden_layers": 2, "layer_types": ["linear_attention", "full_attention"]},
+     "layers [1] are indexed_attention"),
+    ({"num_hidden_layers": 1, "ple_layer_ids": [1], "eos_token_id": 0},
+     "ple_layer_ids=[1]: Qwen4ExpTextPLELayer"),
+    ({"num_hidden_layers": 1, "hc_count": 1}, "hc_count=1 must be a whole number >= 2"),
+    ({"num_hidden_layers": 1, "output_gate_type": "gelu"}, "output_gate_type='gelu'"),
+])
+def test_qwen4_exp_text_refuses_what_calc_does_not_read_in_one_line(changes, named):
+    with pytest.raises(CalcError, match=re.escape(named)) as error:
+        spec_from_hf_config({"model_type": "qwen4_exp_text", **changes})
+    assert "\n" not in str(error.value)

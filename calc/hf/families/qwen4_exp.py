@@ -25,10 +25,10 @@ from calc.hf.families.qwen import read_gated_deltanet_hybrid
 from calc.hf.fields import HFConfig
 from calc.hf.model_type import ModelType
 
-QSA = ("indexed_attention layers (Qwen4ExpTextQSAIndexer's block-sparse attention over "
-       "mean-pooled keys) are not read yet")
-PLE = ("ple_layer_ids (Qwen4ExpTextPLELayer's hashed n-gram embeddings keyed per residual "
-       "stream) are not read yet")
+QSA = ("their QSA indexer (Qwen4ExpTextQSAIndexer: blocks of mean-pooled keys selected per "
+       "query) is not read yet")
+PLE = ("Qwen4ExpTextPLELayer's hashed n-gram embeddings keyed per residual stream are not read "
+       "yet")
 
 
 def _layer_types(c: HFConfig) -> list[str]:
