@@ -1723,6 +1723,7 @@ def flops(s):
     i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_sba = s['i_sba']
@@ -1947,7 +1948,16 @@ def flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + L_idx*h_I*(d_I + i_hw)*(
+                i_qsa*(
+                    2*T*(1 - i_causal)*_floordiv(T, B_I)
+                    + i_causal*(
+                        B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                        + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                    )
+                )
+                + (1 - i_qsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            )
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1955,16 +1965,43 @@ def flops(s):
             + 2*L_xa*T_img*d*h_kv*(d_qk + d_v)
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 L_sel*(
-                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                    + i_causal*(
-                        B_I*(B_I + 1)*_floordiv(T, B_I)
-                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                    i_qsa*(
+                        -B_I*(
+                            2*T*(1 - i_causal)*_floordiv(T, B_I)
+                            - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                            + i_causal*(
+                                B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                            )
+                            - i_causal*(
+                                B_I*(
+                                    _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                + 2*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + _minimum(T, B_I*K_I - 1)
+                                    + 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                            )
                         )
-                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        + 2*T**2*(1 - i_causal)
+                        + T*i_causal*(T + 1)
+                    )
+                    + (1 - i_qsa)*(
+                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                        + i_causal*(
+                            B_I*(B_I + 1)*_floordiv(T, B_I)
+                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + _minimum(T, B_I*K_I)
+                                + 1
+                            )
+                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )
                 + (L_chk - L_chk2)*(
@@ -2027,11 +2064,14 @@ def flops(s):
                 + h_I*(d_I + i_hw)*_floordiv(T, m_csa)
             )
             + 2*L_hca*h*(d_qk + d_v)*_floordiv(T, m_hca)
-            + 2*L_idx*T*h_I*(d_I + i_hw)
+            + 2*L_idx*h_I*(d_I + i_hw)*(T*(1 - i_qsa) + i_qsa*_floordiv(T, B_I))
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
-                L_sel*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
+                L_sel*(
+                    i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                    + (1 - i_qsa)*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
+                )
                 + (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
                 + (T*(1 - i_dm) + i_dm*_minimum(K_dm, T))*(
@@ -2833,6 +2873,7 @@ def memory_activations(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -3004,7 +3045,10 @@ def memory_activations(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3376,6 +3420,7 @@ def memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -3499,7 +3544,10 @@ def memory(s):
                         + h*i_dsa*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )/n_tp
             )
@@ -3663,7 +3711,10 @@ def memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -4203,7 +4254,10 @@ def memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -5893,6 +5947,7 @@ def finetune_memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
@@ -6191,7 +6246,10 @@ def finetune_memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -7621,7 +7679,10 @@ def finetune_memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -7963,6 +8024,7 @@ def finetune_flops(s):
     i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_sba = s['i_sba']
@@ -8110,7 +8172,16 @@ def finetune_flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + 3*L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + 3*L_idx*h_I*(d_I + i_hw)*(
+                i_qsa*(
+                    2*T*(1 - i_causal)*_floordiv(T, B_I)
+                    + i_causal*(
+                        B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                        + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                    )
+                )
+                + (1 - i_qsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            )
             + 3*L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -8325,16 +8396,43 @@ def finetune_flops(s):
             )
             + 3*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 L_sel*(
-                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                    + i_causal*(
-                        B_I*(B_I + 1)*_floordiv(T, B_I)
-                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                    i_qsa*(
+                        -B_I*(
+                            2*T*(1 - i_causal)*_floordiv(T, B_I)
+                            - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                            + i_causal*(
+                                B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                            )
+                            - i_causal*(
+                                B_I*(
+                                    _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                + 2*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + _minimum(T, B_I*K_I - 1)
+                                    + 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                            )
                         )
-                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        + 2*T**2*(1 - i_causal)
+                        + T*i_causal*(T + 1)
+                    )
+                    + (1 - i_qsa)*(
+                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                        + i_causal*(
+                            B_I*(B_I + 1)*_floordiv(T, B_I)
+                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + _minimum(T, B_I*K_I)
+                                + 1
+                            )
+                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )
                 + (L_chk - L_chk2)*(
@@ -8391,18 +8489,46 @@ def finetune_flops(s):
             - i_frozen*i_rel*(
                 d_qk*h*(
                     L_sel*(
-                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                        + i_causal*(
-                            B_I*(B_I + 1)*_floordiv(T, B_I)
-                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
-                                + _minimum(T, B_I*K_I)
-                                + 1
+                        i_qsa*(
+                            -B_I*(
+                                2*T*(1 - i_causal)*_floordiv(T, B_I)
+                                - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                                + i_causal*(
+                                    B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                    + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                                )
+                                - i_causal*(
+                                    B_I*(
+                                        _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                    )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                    + 2*(
+                                        -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                        + _minimum(T, B_I*K_I - 1)
+                                        + 1
+                                    )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                )
                             )
-                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                            + 2*T**2*(1 - i_causal)
+                            + T*i_causal*(T + 1)
+                        )
+                        + (1 - i_qsa)*(
+                            T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                            + i_causal*(
+                                B_I*(B_I + 1)*_floordiv(T, B_I)
+                                - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                                + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                                - (
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                    + _minimum(T, B_I*K_I)
+                                )*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                    + _minimum(T, B_I*K_I)
+                                    + 1
+                                )
+                                + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                            )
                         )
                     )
                     + (L_chk - L_chk2)*(

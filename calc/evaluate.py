@@ -147,7 +147,7 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
         "h_I": indexer.n_heads if indexer else 0, "d_I": indexer.head_dim if indexer else 0,
         "K_I": indexer.topk if indexer else 1, "B_I": indexer.block_size if indexer else 1,
         "L_idx": spec.n_indexer_layers, "L_sel": spec.n_selecting_layers,
-        "i_dsa": int(dsa is not None),
+        "i_dsa": int(dsa is not None), "i_qsa": int(bool(dsa and dsa.pooled)),
         "i_hw": int(indexer is not None and (dsa is None or spec.attention.mla is not None)),
         "m_csa": compression.sparse_rate if compression else 1,
         "m_hca": compression.heavy_rate if compression else 1,

@@ -238,6 +238,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "learned maps", "indicator"),
     SymbolInfo("i_hcm", r"\mathbb{1}_{hcm}", "hyper-connections: each map also mixes the "
                "streams by an n_hc × n_hc matrix (DeepSeek-V4's mHC)", "indicator"),
+    SymbolInfo("i_qsa", r"\mathbb{1}_{qsa}", "the indexer scores complete blocks by their "
+               "mean-pooled keys and a query attends to its top K_I of them plus its visible "
+               "keys past them (Qwen4-Exp's QSA)", "indicator"),
     SymbolInfo("i_hg", r"\mathbb{1}_{hg}", "hyper-connections: the gated low-rank maps "
                "(Qwen4-Exp), whose grouped norms replace the layers' norms", "indicator"),
     SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
@@ -666,6 +669,7 @@ r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
 r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 B_I, L_sel, i_hw, L_s_sel = (SYMBOLS[n] for n in ("B_I", "L_sel", "i_hw", "L_s_sel"))
+i_qsa = SYMBOLS["i_qsa"]
 K_dm, i_dm, b_dm = (SYMBOLS[n] for n in ("K_dm", "i_dm", "b_dm"))
 n_pk, i_pk = SYMBOLS["n_pk"], SYMBOLS["i_pk"]
 m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))

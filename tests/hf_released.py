@@ -24,9 +24,9 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "lfm2_moe": "layer_types=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
-    # every fourth layer indexed_attention, whose QSA indexer calc does not read yet;
-    # transformers cannot build it with Qwen4ExpTextConfig's indexer_* None (REFUSAL_LAYERS)
-    "qwen4_exp_text": "indexed_attention",
+    # every fourth layer indexed_attention, whose QSA indexer Qwen4ExpTextConfig's indexer_*
+    # None cannot build (REFUSAL_LAYERS)
+    "qwen4_exp_text": "indexer_n_heads=None",
 }
 # Layers transformers' refusal needs where one layer builds (qwen4_exp_text: its first
 # indexed_attention layer is the fourth, full_attention_interval 4)

@@ -402,7 +402,8 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
 
 @st.composite
 def block_sparse_specs(draw) -> calc.ModelSpec:
-    """MiniMax-M3's block-sparse attention (attention.indexer without MLA): GQA heads with or
+    """MiniMax-M3's block-sparse attention or Qwen4-Exp's QSA (attention.indexer without MLA,
+    pooled or not): GQA heads with or
     without per-head QK norms, global layers that select K blocks of B keys or attend to every
     key (indexer.dense_layers), sliding and lightning layers beside them, dense or MoE FFNs."""
     heads = draw(st.integers(1, 4))
@@ -427,10 +428,13 @@ def block_sparse_specs(draw) -> calc.ModelSpec:
                                           d_expert=st.integers(1, 4)))})
     attending = [i for i, kind in enumerate(spec.attention_kinds) if kind == "global"]
     dense = draw(st.lists(st.sampled_from(attending), unique=True, max_size=len(attending) - 1))
+    # Qwen4-Exp's QSA: blocks scored by their mean-pooled keys, one selection for every head
+    pooled = draw(st.booleans())
     return spec.updated(**{"attention.indexer": {
-        "n_heads": draw(st.sampled_from(_divisors(heads))), "head_dim": draw(st.integers(1, 8)),
-        "topk": draw(st.integers(1, 4)), "block_size": draw(st.integers(1, 5)),
-        "dense_layers": sorted(dense)}})
+        "n_heads": draw(st.integers(1, 3) if pooled else st.sampled_from(_divisors(heads))),
+        "head_dim": draw(st.integers(1, 8)), "topk": draw(st.integers(1, 4)),
+        "block_size": draw(st.integers(1, 5)), "dense_layers": sorted(dense),
+        "pooled": pooled}})
 
 
 @st.composite

@@ -253,3 +253,23 @@ def test_gated_maps_memory_and_operators():
     terms = model_terms(gated, 64)
     total = sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
     assert total == pytest.approx(count_flops(gated, 64).forward, rel=1e-12)
+
+
+@pytest.mark.parametrize("topk, size", [(1, 3), (2, 2), (3, 4), (2, 1)])
+def test_qsa_counts_each_query_by_hand(topk, size):
+    """Qwen4-Exp's QSA (attention.indexer.pooled), causal: query i (1-based) scores its
+    ⌊i/B⌋ complete blocks (2·h_I·d_I each) and attends to the min(K, ⌊i/B⌋) best and its
+    i − B·⌊i/B⌋ keys past them (QK and AV 2·h·(d_qk + d_v) a key), summed as transformers'
+    loop over the queries runs it; the reference model agrees under the full convention."""
+    from calc.reports.verify import verify
+
+    h, d_h, h_i, d_i, t = 2, 8, 3, 4, 13
+    qsa = spec(norm={"kind": "rmsnorm"}, attention={"n_heads": h, "indexer": {
+        "n_heads": h_i, "head_dim": d_i, "topk": topk, "block_size": size, "pooled": True}})
+    blocks = [i // size for i in range(1, t + 1)]
+    keys = [min(topk, i // size) * size + i % size for i in range(1, t + 1)]
+    expected = 3 * (2 * h * 2 * d_h * sum(keys) + 2 * h_i * d_i * sum(blocks))
+    assert count_flops(qsa, t, "causal").components["attention/scores"] * t == expected
+    report = verify(qsa, t)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert "QSA (Qwen4-Exp)" in " ".join(calc.estimate(qsa).conventions)

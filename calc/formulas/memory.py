@@ -156,6 +156,7 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_qsa,
     i_rbr,
     i_rnu,
     i_rope,
@@ -522,7 +523,11 @@ def _scores(keys: sympy.Expr) -> sympy.Expr:
 
 
 SCORES = _scores(T)
-SELECTED_SCORES = _scores(sympy.Min(T, K_I * B_I))
+# Qwen4-Exp's QSA (i_qsa): s less B_I keys per complete block beyond its top K_I, as
+# calc.formulas.flops counts it under the full convention (every query sees all s keys)
+_QSA_BLOCKS = sympy.floor(T / B_I)
+SELECTED_SCORES = _scores((1 - i_qsa) * sympy.Min(T, K_I * B_I)
+                          + i_qsa * (T - B_I * (_QSA_BLOCKS - sympy.Min(K_I, _QSA_BLOCKS))))
 # one layer's: a selecting layer's where the model has an indexer
 LAYER_SCORES = i_dsa * SELECTED_SCORES + (1 - i_dsa) * SCORES
 # The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits

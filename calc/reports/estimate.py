@@ -271,7 +271,9 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
     other recurrent mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None and att.mla is not None, counting.SPARSE_ATTENTION),
-             (att.indexer is not None and att.mla is None, counting.BLOCK_SPARSE_ATTENTION),
+             (att.indexer is not None and att.mla is None and not att.indexer.pooled,
+              counting.BLOCK_SPARSE_ATTENTION),
+             (att.indexer is not None and att.indexer.pooled, counting.QSA_ATTENTION),
              (att.compression is not None, counting.COMPRESSED_ATTENTION),
              (att.differential, counting.DIFFERENTIAL_ATTENTION),
              (att.dynamic_mask is not None, counting.DYNAMIC_MASK),
