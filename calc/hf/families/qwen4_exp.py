@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calc.hf.families.qwen import read_gated_deltanet_hybrid
+from calc.hf.families.qwen import QWEN3_5_TEXT_DEFAULTS, read_gated_deltanet_hybrid
 from calc.hf.fields import HFConfig
 from calc.hf.model_type import ModelType
 
@@ -106,15 +106,12 @@ def _read_qwen4_exp_text(c: HFConfig) -> dict[str, Any]:
 
 QWEN4_EXP_TEXT = ModelType(
     "qwen4_exp_text", _read_qwen4_exp_text,
+    # Qwen3.5's text fields (Qwen4ExpTextConfig inherits them), with Qwen3-Next's expert sizes
     defaults={
-        "vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40,
-        "num_attention_heads": 16, "num_key_value_heads": 2, "hidden_act": "silu",
-        "max_position_embeddings": 32768, "tie_word_embeddings": False,
-        "attention_bias": False, "head_dim": 256, "linear_conv_kernel_dim": 4,
-        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
-        "linear_num_value_heads": 32, "moe_intermediate_size": 512,
+        **QWEN3_5_TEXT_DEFAULTS, "hidden_size": 2048, "num_hidden_layers": 40,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "moe_intermediate_size": 512,
         "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10, "num_experts": 512,
-        "layer_types": None, "hc_count": 4, "hc_lowrank": 320, "ple_layer_ids": None,
+        "hc_count": 4, "hc_lowrank": 320, "ple_layer_ids": None,
         "ple_embed_dim": None, "ple_conv_kernel_size": 4, "ngram_size": 3,
         "heads_per_ngram": 8, "ngram_vocab_size_base": 20_000_000,
         "make_ngram_vocab_size_divisible_by": 128, "seed": 1234, "split_ngram_parts": 512,
