@@ -470,6 +470,7 @@ def params_components(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -528,6 +529,7 @@ def params_components(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -619,53 +621,59 @@ def params_components(s):
     _t67 = 2*_t63
     _t68 = L + L_moe
     _t69 = 2*b_norm + 2*g_norm
-    _t70 = n_hc**2
-    _t71 = 2*N_s
-    _t72 = G_s*_t71
-    _t73 = 2*d_in + i_m2*(H_s + _t72)
-    _t74 = R_dt + _t71
-    _t75 = 1 - i_m2
-    _t76 = _t75*d_in
-    _t77 = H_s*i_m2
-    _t78 = 2*H_k*d_lk
-    _t79 = H_v*d_lk
-    _t80 = H_v*d_lv
-    _t81 = _t79 + _t80
-    _t82 = 1 - i_cg
-    _t83 = H_v + _t80
-    _t84 = L_dn*d
-    _t85 = H_la*L_la*d_la
-    _t86 = 3*d
-    _t87 = _t85*d
-    _t88 = L_rw*d_rw
-    _t89 = _t88*d
-    _t90 = d**2
-    _t91 = d*d_gr
-    _t92 = L_gr*(_t91 + d_gr)
-    _t93 = L_gr*d_gr
-    _t94 = 2*d_gr
-    _t95 = H_ml*L_ml
-    _t96 = _t95*d*d_mk
-    _t97 = _t95*d_mv
-    _t98 = _t97*d
-    _t99 = 2*H_ml
-    _t100 = b_sc*d
-    _t101 = i_glu + 1
-    _t102 = b_ff*d_ff
-    _t103 = d*d_ff
-    _t104 = _t101*(_t102 + _t103)
-    _t105 = _t103 + b_ff*d
-    _t106 = _t56*d_ff
-    _t107 = _t101*d_ff
-    _t108 = _t107*i_ng
-    _t109 = i_rt*r_rt
-    _t110 = E + E_0
-    _t111 = _t66*i_pk
-    _t112 = i_pk - 1
-    _t113 = d*(i_glu + 2)
-    _t114 = 3*_t65
-    _t115 = _t63*p_le
-    _t116 = _t63*i_au
+    _t70 = d*n_hc
+    _t71 = _t70*i_hg
+    _t72 = _t70*r_hc
+    _t73 = -i_hg
+    _t74 = _t73 + i_hc
+    _t75 = n_hc**2
+    _t76 = 2*N_s
+    _t77 = G_s*_t76
+    _t78 = 2*d_in + i_m2*(H_s + _t77)
+    _t79 = R_dt + _t76
+    _t80 = 1 - i_m2
+    _t81 = _t80*d_in
+    _t82 = H_s*i_m2
+    _t83 = 2*H_k*d_lk
+    _t84 = H_v*d_lk
+    _t85 = H_v*d_lv
+    _t86 = _t84 + _t85
+    _t87 = 1 - i_cg
+    _t88 = H_v + _t85
+    _t89 = L_dn*d
+    _t90 = H_la*L_la*d_la
+    _t91 = 3*d
+    _t92 = _t90*d
+    _t93 = L_rw*d_rw
+    _t94 = _t93*d
+    _t95 = d**2
+    _t96 = d*d_gr
+    _t97 = L_gr*(_t96 + d_gr)
+    _t98 = L_gr*d_gr
+    _t99 = 2*d_gr
+    _t100 = H_ml*L_ml
+    _t101 = _t100*d*d_mk
+    _t102 = _t100*d_mv
+    _t103 = _t102*d
+    _t104 = 2*H_ml
+    _t105 = b_sc*d
+    _t106 = i_glu + 1
+    _t107 = b_ff*d_ff
+    _t108 = d*d_ff
+    _t109 = _t106*(_t107 + _t108)
+    _t110 = _t108 + b_ff*d
+    _t111 = _t56*d_ff
+    _t112 = _t106*d_ff
+    _t113 = _t112*i_ng
+    _t114 = i_rt*r_rt
+    _t115 = E + E_0
+    _t116 = _t66*i_pk
+    _t117 = i_pk - 1
+    _t118 = d*(i_glu + 2)
+    _t119 = 3*_t65
+    _t120 = _t63*p_le
+    _t121 = _t63*i_au
+    _t122 = 1 - i_hg
     return {
         'attention/q': (
             L_att2*(
@@ -734,86 +742,91 @@ def params_components(s):
         'residual_conv': _t67*k_rc,
         'attention/conv_taps': H_rct*_t66*k_rc,
         'block_residual': L_brs*_t69*d + N_brq*d,
-        'hyper_connections/layers': L*(2*i_hc*(i_hcm + 2) + 2*(_t70*i_hcm + 2*n_hc)*(d*n_hc + 1)),
-        'mamba/in': L_ssm*(_t73*b_ssm + _t73*d),
-        'mamba/conv': L_ssm*(b_cs + k_s)*(_t72*i_m2 + d_in),
-        'mamba/x': L_ssm*_t74*_t76,
-        'mamba/dt': L_ssm*(R_dt*_t76 + _t76 + _t77),
-        'mamba/ssm': L_ssm*(_t75*(N_s*d_in + d_in) + 2*_t77),
-        'mamba/norm': L_ssm*(_t74*_t75*i_dtn + d_in*i_gn*i_m2),
+        'hyper_connections/layers': L*(
+            2*_t71
+            + 4*_t72
+            + 2*_t74*(i_hcm + 2)
+            + 2*(_t75*i_hcm + n_hc*(2 - i_hg))*(_t70 + _t73 + 1)
+        ),
+        'mamba/in': L_ssm*(_t78*b_ssm + _t78*d),
+        'mamba/conv': L_ssm*(b_cs + k_s)*(_t77*i_m2 + d_in),
+        'mamba/x': L_ssm*_t79*_t81,
+        'mamba/dt': L_ssm*(R_dt*_t81 + _t81 + _t82),
+        'mamba/ssm': L_ssm*(_t80*(N_s*d_in + d_in) + 2*_t82),
+        'mamba/norm': L_ssm*(_t79*_t80*i_dtn + d_in*i_gn*i_m2),
         'mamba/out': L_ssm*(b_ssm*d + d*d_in),
-        'deltanet/in': _t84*(_t78 + _t81*i_gf + _t82*_t83 + _t83),
-        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t81*r_g),
-        'deltanet/conv': L_dn*k_dn*(_t78 + _t80),
-        'deltanet/gates': L_dn*(H_v*_t82 + H_v + _t79*i_cg),
+        'deltanet/in': _t89*(_t83 + _t86*i_gf + _t87*_t88 + _t88),
+        'deltanet/lowrank': L_dn*i_cg*(_t66*r_g + _t86*r_g),
+        'deltanet/conv': L_dn*k_dn*(_t83 + _t85),
+        'deltanet/gates': L_dn*(H_v*_t87 + H_v + _t84*i_cg),
         'deltanet/norm': L_dn*d_lv,
-        'deltanet/out': _t80*_t84,
-        'lightning/qkv': _t85*_t86,
-        'lightning/gate': _t87,
-        'lightning/out': _t87,
-        'lightning/norm': _t85,
-        'rwkv/key': _t89,
-        'rwkv/value': _t89,
-        'rwkv/receptance': _t89,
-        'rwkv/output': _t89,
-        'rwkv/gate': L_rw*_t90,
-        'rwkv/decay': 2*_t88,
+        'deltanet/out': _t85*_t89,
+        'lightning/qkv': _t90*_t91,
+        'lightning/gate': _t92,
+        'lightning/out': _t92,
+        'lightning/norm': _t90,
+        'rwkv/key': _t94,
+        'rwkv/value': _t94,
+        'rwkv/receptance': _t94,
+        'rwkv/output': _t94,
+        'rwkv/gate': L_rw*_t95,
+        'rwkv/decay': 2*_t93,
         'rwkv/shift': 5*L_rw*d,
-        'griffin/y': _t92,
-        'griffin/x': _t92,
-        'griffin/conv': _t93*(k_gr + 1),
-        'griffin/gates': L_gr*(_t94*w_gr + _t94),
-        'griffin/decay': _t93,
-        'griffin/out': L_gr*(_t91 + d),
-        'mlstm/q': _t96,
-        'mlstm/k': _t96,
-        'mlstm/v': _t98,
-        'mlstm/ogate': _t98,
-        'mlstm/gates': L_ml*(_t99*d + _t99),
-        'mlstm/norm': _t97,
-        'mlstm/out': _t98,
-        'conv/in': L_sc*(3*_t100 + 3*_t90),
+        'griffin/y': _t97,
+        'griffin/x': _t97,
+        'griffin/conv': _t98*(k_gr + 1),
+        'griffin/gates': L_gr*(_t99*w_gr + _t99),
+        'griffin/decay': _t98,
+        'griffin/out': L_gr*(_t96 + d),
+        'mlstm/q': _t101,
+        'mlstm/k': _t101,
+        'mlstm/v': _t103,
+        'mlstm/ogate': _t103,
+        'mlstm/gates': L_ml*(_t104*d + _t104),
+        'mlstm/norm': _t102,
+        'mlstm/out': _t103,
+        'conv/in': L_sc*(3*_t105 + 3*_t95),
         'conv/conv': L_sc*d*(b_sc + k_sc),
-        'conv/out': L_sc*(_t100 + _t90),
+        'conv/out': L_sc*(_t105 + _t95),
         'cross_attention/q': L_xa*_t12,
         'cross_attention/kv': L_xa*_t43*d,
         'cross_attention/o': L_xa*_t29,
         'cross_attention/qk_norm': L_xa*_t69*d_qk,
         'cross_attention/gates': 2*L_xa,
-        'mlp/up': L_dense*_t104 + L_dw*(_t101*(2*_t102 + 2*_t103) - _t104),
-        'mlp/down': L_dense*_t105 + L_dw*_t103,
+        'mlp/up': L_dense*_t109 + L_dw*(_t106*(2*_t107 + 2*_t108) - _t109),
+        'mlp/down': L_dense*_t110 + L_dw*_t108,
         'mlp/act': L_dense*n_act,
-        'mlp/sub_norm': L_dense*_t106 + L_dw*_t106,
+        'mlp/sub_norm': L_dense*_t111 + L_dw*_t111,
         'mlp/scale': L_dense*i_fos,
-        'mlp/scales': L_dense*_t108 + L_dw*_t108,
+        'mlp/scales': L_dense*_t113 + L_dw*_t113,
         'moe/router': (
             L_moe*(
-                _t109*(_t0 + 4)
-                + _t110*b_router
-                + _t111*n_pk
-                + d*(-_t112 - i_rt)*(E_s*i_srt + _t110)
+                _t114*(_t0 + 4)
+                + _t115*b_router
+                + _t116*n_pk
+                + d*(-_t117 - i_rt)*(E_s*i_srt + _t115)
                 + i_rgs
                 + i_rs*(E + d)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            - _t109
+            - _t114
         ),
-        'moe/experts': E*L_moe*(_t111*d_e - _t112*(_t113*d_e + b_ff*(_t101*d_e + d))),
-        'moe/shared': L_moe*(E_s*(_t113*d_s + b_ff*(_t101*d_s + d)) + d*i_shared_gate),
+        'moe/experts': E*L_moe*(_t116*d_e - _t117*(_t118*d_e + b_ff*(_t106*d_e + d))),
+        'moe/shared': L_moe*(E_s*(_t118*d_s + b_ff*(_t106*d_s + d)) + d*i_shared_gate),
         'moe/bias': L_moe*b_moe*d,
-        'moe/norm': L_moe*(_t114*i_bn + _t65*i_mn),
+        'moe/norm': L_moe*(_t119*i_bn + _t65*i_mn),
         'shared_block/attention': M_sb*(_t29 + _t41*d + _t43*_t66),
-        'shared_block/mlp': M_sb*(_t104 + _t105 + n_act),
-        'shared_block/norms': M_sb*_t114,
-        'shared_block/projection': L_sb*_t90,
-        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t107 + d)),
+        'shared_block/mlp': M_sb*(_t109 + _t110 + n_act),
+        'shared_block/norms': M_sb*_t119,
+        'shared_block/projection': L_sb*_t95,
+        'shared_block/adapters': L_sb*(i_sba*r_sb*(_t11 + _t43 + 6*d) + r_sb*(_t112 + d)),
         'per_layer_embeddings/table': L*V_le*p_le,
-        'per_layer_embeddings/projection': _t115,
-        'per_layer_embeddings/layers': 2*_t115,
+        'per_layer_embeddings/projection': _t120,
+        'per_layer_embeddings/layers': 2*_t120,
         'per_layer_embeddings/norms': _t0*i_le*(_t63 + p_le),
-        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t116,
-        'altup/projections': _t90*(-2*i_au + 2*n_au),
-        'altup/norms': _t0*_t116,
+        'altup/layers': L*(d*n_au + n_au**3 + n_au**2) + _t121,
+        'altup/projections': _t95*(-2*i_au + 2*n_au),
+        'altup/norms': _t0*_t121,
         'laurel/layers': _t67*r_lr,
         'laurel/norms': _t64*i_lr,
         'embedding/token': V*d_emb,
@@ -823,12 +836,12 @@ def params_components(s):
         'loop/state': d*i_ls,
         'position_bias': h*n_pb,
         'embedding_projection': _t66*d_emb*i_proj,
-        'hyper_connections/head': _t70*d + i_hc + n_hc,
-        'drafter/projections': D_tg*_t86,
+        'hyper_connections/head': _t122*_t75*d + _t122*n_hc + _t71 + 2*_t72 + _t74,
+        'drafter/projections': D_tg*_t91,
         'final_norm': _t65*i_norm_final,
         'centroid_head': C_cen*d,
         'lm_head': V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng,
-        'prediction_head': i_ph*(_t65 + _t90 + b_ph*d),
+        'prediction_head': i_ph*(_t65 + _t95 + b_ph*d),
     }
 
 
@@ -938,6 +951,7 @@ def params_summary(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -998,6 +1012,7 @@ def params_summary(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1043,287 +1058,300 @@ def params_summary(s):
     _t31 = i_glu + 1
     _t32 = _t28*d_e - _t29*(_t30*d_e + b_ff*(_t31*d_e + d))
     _t33 = E*_t32
-    _t34 = n_hc**2
-    _t35 = 1 - i_gh
-    _t36 = _t35*d_v2
-    _t37 = h2*i_gate
-    _t38 = _t37*(_t36 + i_gh)
-    _t39 = d_rl*h2
-    _t40 = h2*i_sink2
-    _t41 = 1 - i_skp
-    _t42 = _t13*b_qkv*(1 - b_gh)
-    _t43 = 2*i_lg
-    _t44 = d*(1 - i_lg)
-    _t45 = d_qk2*i_qk_head
-    _t46 = _t7*(_t45 + d_qk2*h_kv2*i_qk_proj)
-    _t47 = _t7*i_qw
-    _t48 = d_qk2 + d_v2
-    _t49 = d_qk2*i_cca*(h2 + h_kv2)
-    _t50 = _t7*i_mla
-    _t51 = d_rope2 + r_kv2
-    _t52 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t53 = (
-        _t50*(d_rope2*i_krn + r_kv2)
-        + _t52*d
-        + b_qkv*(_t51*i_mla + _t52)
-        + i_mla*(_t51*d + h2*r_kv2*(_t48 - d_rope2))
+    _t34 = d*n_hc
+    _t35 = _t34*i_hg
+    _t36 = _t34*r_hc
+    _t37 = -i_hg
+    _t38 = _t37 + i_hc
+    _t39 = n_hc**2
+    _t40 = 1 - i_gh
+    _t41 = _t40*d_v2
+    _t42 = h2*i_gate
+    _t43 = _t42*(_t41 + i_gh)
+    _t44 = d_rl*h2
+    _t45 = h2*i_sink2
+    _t46 = 1 - i_skp
+    _t47 = _t13*b_qkv*(1 - b_gh)
+    _t48 = 2*i_lg
+    _t49 = d*(1 - i_lg)
+    _t50 = d_qk2*i_qk_head
+    _t51 = _t7*(_t50 + d_qk2*h_kv2*i_qk_proj)
+    _t52 = _t7*i_qw
+    _t53 = d_qk2 + d_v2
+    _t54 = d_qk2*i_cca*(h2 + h_kv2)
+    _t55 = _t7*i_mla
+    _t56 = d_rope2 + r_kv2
+    _t57 = _t13*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t58 = (
+        _t55*(d_rope2*i_krn + r_kv2)
+        + _t57*d
+        + b_qkv*(_t56*i_mla + _t57)
+        + i_mla*(_t56*d + h2*r_kv2*(_t53 - d_rope2))
     )
-    _t54 = 2*d_I
-    _t55 = 2*d_qk
-    _t56 = d*h_I
-    _t57 = d*d_I
-    _t58 = d_I*h_I
-    _t59 = d*d_ff
-    _t60 = _t59 + b_ff*d
-    _t61 = L_dn*d_lv
-    _t62 = H_v*d_lk
-    _t63 = 1 - i_cg
-    _t64 = b_ff*d_ff
-    _t65 = _t31*(_t59 + _t64)
-    _t66 = L_gr*d_gr
-    _t67 = d*d_gr
-    _t68 = 2*d_gr
-    _t69 = _t54 + _t56*i_hw + _t57 + _t58*(d*(1 - i_hw) + i_hw*r_q)
-    _t70 = 2*H_ml
-    _t71 = _t70*d
-    _t72 = E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate
-    _t73 = _t7*d
-    _t74 = 3*_t73
-    _t75 = _t73*i_mn + _t74*i_bn
-    _t76 = E + E_0
-    _t77 = i_rt*r_rt
-    _t78 = (
+    _t59 = 2*d_I
+    _t60 = 2*d_qk
+    _t61 = d*h_I
+    _t62 = d*d_I
+    _t63 = d_I*h_I
+    _t64 = d*d_ff
+    _t65 = _t64 + b_ff*d
+    _t66 = L_dn*d_lv
+    _t67 = H_v*d_lk
+    _t68 = 1 - i_cg
+    _t69 = b_ff*d_ff
+    _t70 = _t31*(_t64 + _t69)
+    _t71 = L_gr*d_gr
+    _t72 = d*d_gr
+    _t73 = 2*d_gr
+    _t74 = _t59 + _t61*i_hw + _t62 + _t63*(d*(1 - i_hw) + i_hw*r_q)
+    _t75 = 2*H_ml
+    _t76 = _t75*d
+    _t77 = E_s*(_t30*d_s + b_ff*(_t31*d_s + d)) + d*i_shared_gate
+    _t78 = _t7*d
+    _t79 = 3*_t78
+    _t80 = _t78*i_mn + _t79*i_bn
+    _t81 = E + E_0
+    _t82 = i_rt*r_rt
+    _t83 = (
         _t28*n_pk
-        + _t76*b_router
-        + _t77*(_t7 + 4)
-        + d*(-_t29 - i_rt)*(E_s*i_srt + _t76)
+        + _t81*b_router
+        + _t82*(_t7 + 4)
+        + d*(-_t29 - i_rt)*(E_s*i_srt + _t81)
         + i_rgs
         + i_rs*(E + d)
         + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
     )
-    _t79 = d**2
-    _t80 = _t31*d_ff
-    _t81 = d_qk + d_v
-    _t82 = _t81*h_kv
-    _t83 = b_sc*d
-    _t84 = 2*N_s
-    _t85 = G_s*_t84
-    _t86 = 2*d_in + i_m2*(H_s + _t85)
-    _t87 = H_s*i_m2
-    _t88 = 1 - i_m2
-    _t89 = R_dt + _t84
-    _t90 = _t88*d_in
-    _t91 = _t60 + _t65 + n_act
-    _t92 = _t35*d_v
-    _t93 = h*i_gate
-    _t94 = _t93*(_t92 + i_gh)
-    _t95 = _t23*i_qsc + i_ng*(_t23 + _t94)
-    _t96 = _t17*d_rl + d_rl*h*i_rls
-    _t97 = _t17*i_sink*i_skp + _t41*h*i_sink
-    _t98 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
-    _t99 = _t42*_t92*_t93 + _t94*(_t43*r_q + _t44) + b_gh*h
-    _t100 = d_qk*i_qk_head
-    _t101 = _t7*(_t100 + d_qk*h_kv*i_qk_proj)
-    _t102 = _t101 + _t47*(_t100 + _t23*i_qk_proj) + h_kv*i_cca
-    _t103 = i_cca*(h + h_kv)
-    _t104 = _t103*_t55 + _t103*d_qk*(d_qk*k_cb + k_ca) + _t82*k_rc
-    _t105 = d_rope + r_kv
-    _t106 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t107 = (
-        _t106*d
-        + _t50*(d_rope*i_krn + r_kv)
-        + b_qkv*(_t105*i_mla + _t106)
-        + i_mla*(_t105*d + h*r_kv*(_t81 - d_rope))
+    _t84 = d**2
+    _t85 = _t31*d_ff
+    _t86 = d_qk + d_v
+    _t87 = _t86*h_kv
+    _t88 = b_sc*d
+    _t89 = 2*N_s
+    _t90 = G_s*_t89
+    _t91 = 2*d_in + i_m2*(H_s + _t90)
+    _t92 = H_s*i_m2
+    _t93 = 1 - i_m2
+    _t94 = R_dt + _t89
+    _t95 = _t93*d_in
+    _t96 = _t65 + _t70 + n_act
+    _t97 = 1 - i_hg
+    _t98 = _t40*d_v
+    _t99 = h*i_gate
+    _t100 = _t99*(_t98 + i_gh)
+    _t101 = _t23*i_qsc + i_ng*(_t100 + _t23)
+    _t102 = _t17*d_rl + d_rl*h*i_rls
+    _t103 = _t17*i_sink*i_skp + _t46*h*i_sink
+    _t104 = b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm
+    _t105 = _t100*(_t48*r_q + _t49) + _t47*_t98*_t99 + b_gh*h
+    _t106 = d_qk*i_qk_head
+    _t107 = _t7*(_t106 + d_qk*h_kv*i_qk_proj)
+    _t108 = _t107 + _t52*(_t106 + _t23*i_qk_proj) + h_kv*i_cca
+    _t109 = i_cca*(h + h_kv)
+    _t110 = _t109*_t60 + _t109*d_qk*(d_qk*k_cb + k_ca) + _t87*k_rc
+    _t111 = d_rope + r_kv
+    _t112 = _t13*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t113 = (
+        _t112*d
+        + _t55*(d_rope*i_krn + r_kv)
+        + b_qkv*(_t111*i_mla + _t112)
+        + i_mla*(_t111*d + h*r_kv*(_t86 - d_rope))
     )
-    _t108 = L_kvs - L_kvs2
-    _t109 = L_rw*d_rw
-    _t110 = 3*d
-    _t111 = 5*d
-    _t112 = H_la*L_la*d_la
-    _t113 = H_ml*L_ml*d_mv
-    _t114 = L*d
-    _t115 = 2*b_norm + 2*g_norm
-    _t116 = 2*H_k*d_lk
-    _t117 = H_v*d_lv
-    _t118 = _t117 + _t62
-    _t119 = H_v + _t117
-    _t120 = b_moe*d
-    _t121 = i_rel*(2*_t23 + _t24)
-    _t122 = 2*_t114
-    _t123 = L + L_moe
-    _t124 = 4*i_diff
-    _t125 = 4*d
-    _t126 = _t124*d_qk
-    _t127 = E_a*_t0
-    _t128 = L*_t73
-    _t129 = _t73*n_norm
-    _t130 = _t80*i_ng
-    _t131 = _t7*i_sub
-    _t132 = _t131*d_ff
-    _t133 = _t131*_t19
-    _t134 = (
+    _t114 = L_kvs - L_kvs2
+    _t115 = L_rw*d_rw
+    _t116 = 3*d
+    _t117 = 5*d
+    _t118 = H_la*L_la*d_la
+    _t119 = H_ml*L_ml*d_mv
+    _t120 = L*d
+    _t121 = 2*b_norm + 2*g_norm
+    _t122 = 2*H_k*d_lk
+    _t123 = H_v*d_lv
+    _t124 = _t123 + _t67
+    _t125 = H_v + _t123
+    _t126 = b_moe*d
+    _t127 = i_rel*(2*_t23 + _t24)
+    _t128 = 2*_t120
+    _t129 = L + L_moe
+    _t130 = 4*i_diff
+    _t131 = 4*d
+    _t132 = _t130*d_qk
+    _t133 = E_a*_t0
+    _t134 = L*_t78
+    _t135 = _t78*n_norm
+    _t136 = _t85*i_ng
+    _t137 = _t7*i_sub
+    _t138 = _t137*d_ff
+    _t139 = _t137*_t19
+    _t140 = (
         C_cen*d
-        + D_tg*_t110
+        + D_tg*_t116
         + H_rct*_t27*k_rc
-        + H_v*_t61*d
-        + L*_t129
-        + L*(2*i_hc*(i_hcm + 2) + 2*(_t34*i_hcm + 2*n_hc)*(d*n_hc + 1))
+        + H_v*_t66*d
+        + L*_t135
         + L*(d*n_au + n_au**3 + n_au**2)
-        + L_att2*_t124*d_qk2
-        + L_att2*_t127
-        + L_att2*_t131*_t4
-        + L_att2*_t53
+        + L*(
+            2*_t35
+            + 4*_t36
+            + 2*_t38*(i_hcm + 2)
+            + 2*(_t39*i_hcm + n_hc*(2 - i_hg))*(_t34 + _t37 + 1)
+        )
+        + L_att2*_t130*d_qk2
+        + L_att2*_t133
+        + L_att2*_t137*_t4
+        + L_att2*_t58
         + L_att2*i_rel*(2*_t10 + _t11)
-        + L_att2*(_t10*i_qsc + i_ng*(_t10 + _t38))
-        + L_att2*(_t39*d + _t39*i_rls)
-        + L_att2*(_t40*_t41 + _t40*d*i_skp)
-        + L_att2*(_t46 + _t47*(_t10*i_qk_proj + _t45) + h_kv2*i_cca)
+        + L_att2*(_t10*i_qsc + i_ng*(_t10 + _t43))
+        + L_att2*(_t44*d + _t44*i_rls)
+        + L_att2*(_t45*_t46 + _t45*d*i_skp)
+        + L_att2*(_t51 + _t52*(_t10*i_qk_proj + _t50) + h_kv2*i_cca)
         + L_att2*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + L_att2*(_t36*_t37*_t42 + _t38*(_t43*r_q2 + _t44) + b_gh*h2)
-        + L_att2*(_t48*h_kv2*k_rc + _t49*(d_qk2*k_cb + k_ca) + 2*_t49)
-        + L_brs*_t115*d
-        + L_csa*_t125*d_qk
-        + L_csa*(_t54*m_csa + d_I)
-        + L_csa*(_t55*m_csa + d_qk)
-        + L_csa*(_t56 + 4*_t57 + _t58*r_q)
-        + L_dense*_t130
-        + L_dense*_t132
-        + L_dense*_t60
+        + L_att2*(_t41*_t42*_t47 + _t43*(_t48*r_q2 + _t49) + b_gh*h2)
+        + L_att2*(_t53*h_kv2*k_rc + _t54*(d_qk2*k_cb + k_ca) + 2*_t54)
+        + L_brs*_t121*d
+        + L_csa*_t131*d_qk
+        + L_csa*(_t59*m_csa + d_I)
+        + L_csa*(_t60*m_csa + d_qk)
+        + L_csa*(_t61 + 4*_t62 + _t63*r_q)
+        + L_dense*_t136
+        + L_dense*_t138
         + L_dense*_t65
+        + L_dense*_t70
         + L_dense*i_fos
         + L_dense*n_act
-        + L_dn*d*(_t116 + _t118*i_gf + _t119*_t63 + _t119)
-        + L_dn*i_cg*(_t118*r_g + _t27*r_g)
-        + L_dn*k_dn*(_t116 + _t117)
-        + L_dn*(H_v*_t63 + H_v + _t62*i_cg)
-        + L_dw*_t130
-        + L_dw*_t132
-        + L_dw*_t59
-        + L_dw*(_t31*(2*_t59 + 2*_t64) - _t65)
-        + L_gr*(_t67 + d)
-        + 2*L_gr*(_t67 + d_gr)
-        + L_gr*(_t68*w_gr + _t68)
-        + L_hca*_t55*d
+        + L_dn*d*(_t122 + _t124*i_gf + _t125*_t68 + _t125)
+        + L_dn*i_cg*(_t124*r_g + _t27*r_g)
+        + L_dn*k_dn*(_t122 + _t123)
+        + L_dn*(H_v*_t68 + H_v + _t67*i_cg)
+        + L_dw*_t136
+        + L_dw*_t138
+        + L_dw*_t64
+        + L_dw*(_t31*(2*_t64 + 2*_t69) - _t70)
+        + L_gr*(_t72 + d)
+        + 2*L_gr*(_t72 + d_gr)
+        + L_gr*(_t73*w_gr + _t73)
+        + L_hca*_t60*d
         + L_hca*(d_qk*m_hca + d_qk)
-        + L_idx*_t69
-        - L_kvs2*_t46
-        - L_kvs2*_t53
-        + L_ml*_t71*d_mk
-        + L_ml*(_t70 + _t71)
-        + L_moe*_t120
-        + L_moe*_t72
-        + L_moe*_t75
-        + L_moe*_t78
-        + L_rw*_t111
-        + L_rw*_t79
-        + L_sb*_t79
-        + L_sb*(i_sba*r_sb*(_t23 + _t82 + 6*d) + r_sb*(_t80 + d))
+        + L_idx*_t74
+        - L_kvs2*_t51
+        - L_kvs2*_t58
+        + L_ml*_t76*d_mk
+        + L_ml*(_t75 + _t76)
+        + L_moe*_t126
+        + L_moe*_t77
+        + L_moe*_t80
+        + L_moe*_t83
+        + L_rw*_t117
+        + L_rw*_t84
+        + L_sb*_t84
+        + L_sb*(i_sba*r_sb*(_t23 + _t87 + 6*d) + r_sb*(_t85 + d))
         + L_sc*d*(b_sc + k_sc)
-        + L_sc*(_t79 + _t83)
-        + L_sc*(3*_t79 + 3*_t83)
-        + L_ssm*_t89*_t90
-        + L_ssm*(2*_t87 + _t88*(N_s*d_in + d_in))
-        + L_ssm*(b_cs + k_s)*(_t85*i_m2 + d_in)
-        + L_ssm*(_t86*b_ssm + _t86*d)
+        + L_sc*(_t84 + _t88)
+        + L_sc*(3*_t84 + 3*_t88)
+        + L_ssm*_t94*_t95
+        + L_ssm*(2*_t92 + _t93*(N_s*d_in + d_in))
+        + L_ssm*(b_cs + k_s)*(_t90*i_m2 + d_in)
+        + L_ssm*(_t91*b_ssm + _t91*d)
         + L_ssm*(b_ssm*d + d*d_in)
-        + L_ssm*(_t88*_t89*i_dtn + d_in*i_gn*i_m2)
-        + L_ssm*(R_dt*_t90 + _t87 + _t90)
-        + L_xa*_t115*d_qk
+        + L_ssm*(_t93*_t94*i_dtn + d_in*i_gn*i_m2)
+        + L_ssm*(R_dt*_t95 + _t92 + _t95)
+        + L_xa*_t121*d_qk
         + L_xa*_t18
         + L_xa*_t24
-        + L_xa*_t82*d
+        + L_xa*_t87*d
         + 2*L_xa
-        + M_sb*_t74
-        + M_sb*_t91
-        + M_sb*(_t18 + _t23*_t27 + _t27*_t82)
+        + M_sb*_t79
+        + M_sb*_t96
+        + M_sb*(_t18 + _t23*_t27 + _t27*_t87)
         + N_brq*d
-        - _t101*_t108
+        + _t101*_t15
         + _t102*_t15
+        + _t103*_t15
         + _t104*_t15
-        - _t107*_t108
-        + _t107*_t15
-        + _t109*_t125
-        + 2*_t109
-        + _t110*_t113
-        + _t111*_t112
-        + _t112
-        + _t113
-        + _t114*i_au
-        + 3*_t114*p_le
-        + _t121*_t15
-        + _t122*i_ng
-        + _t122*k_rc
-        + _t122*r_lr
-        + _t123*_t27*r_ng
-        + _t126*_t15
+        + _t105*_t15
+        - _t107*_t114
+        + _t108*_t15
+        + _t110*_t15
+        - _t113*_t114
+        + _t113*_t15
+        + _t115*_t131
+        + 2*_t115
+        + _t116*_t119
+        + _t117*_t118
+        + _t118
+        + _t119
+        + _t120*i_au
+        + 3*_t120*p_le
         + _t127*_t15
-        + _t128*i_au
-        + _t128*i_lr
+        + _t128*i_ng
+        + _t128*k_rc
+        + _t128*r_lr
+        + _t129*_t27*r_ng
+        + _t132*_t15
         + _t133*_t15
-        + _t15*_t95
-        + _t15*_t96
-        + _t15*_t97
-        + _t15*_t98
-        + _t15*_t99
+        + _t134*i_au
+        + _t134*i_lr
+        + _t139*_t15
         + _t27*d_emb*i_proj
         + _t27*i_rse
-        + _t34*d
-        + _t61
-        + _t66*(k_gr + 1)
+        + _t35
+        + 2*_t36
+        + _t38
+        + _t39*_t97*d
         + _t66
-        + _t7*i_le*(_t114 + p_le)
-        + _t73*i_norm_emb
-        + _t73*i_norm_final
-        - _t73*(1 - i_n0)
-        - _t77
-        + _t79*(-2*i_au + 2*n_au)
+        + _t7*i_le*(_t120 + p_le)
+        + _t71*(k_gr + 1)
+        + _t71
+        + _t78*i_norm_emb
+        + _t78*i_norm_final
+        - _t78*(1 - i_n0)
+        - _t82
+        + _t84*(-2*i_au + 2*n_au)
+        + _t97*n_hc
         + b_oL*d
         + d*i_ls
-        + d*i_rsc*(L_dense + _t123)*(b_rsc + 2*i_rbr + 1)
+        + d*i_rsc*(L_dense + _t129)*(b_rsc + 2*i_rbr + 1)
         + d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + h*n_pb
-        + i_hc
-        + i_ph*(_t73 + _t79 + b_ph*d)
-        + n_hc
+        + i_ph*(_t78 + _t84 + b_ph*d)
     )
-    _t135 = (
+    _t141 = (
         L_att2*(_t1*d_qk2 + _t14)
         + L_att2*(_t1*d_v2 + _t6)
         + L_moe*_t33
-        + _t134
+        + _t140
         + _t15*_t21
         + _t15*_t26
     )
-    _t136 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
-    _t137 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t136
+    _t142 = L*V_le*p_le + P*d + V*d_emb + V_seg*d
+    _t143 = V_o*b_lm + V_o*d_emb*(1 - i_tied) + V_o*i_ng + _t142
     return {
-        'total': _t135 + _t137,
-        'embedding': _t136,
-        'non_embedding': _t135,
-        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t134 + _t137 + _t15*_t20 + _t15*_t25,
+        'total': _t141 + _t143,
+        'embedding': _t142,
+        'non_embedding': _t141,
+        'active': L_att2*_t14 + L_att2*_t6 + L_moe*_t32*k + _t140 + _t143 + _t15*_t20 + _t15*_t25,
         'mtp': (
-            M*_t74
-            + 2*M*_t79
+            M*_t79
+            + 2*M*_t84
             + M*(
-                _t102
+                _t101
+                + _t102
+                + _t103
                 + _t104
-                + _t107
-                + _t121
-                + _t126
+                + _t105
+                + _t108
+                + _t110
+                + _t113
                 + _t127
-                + _t129
+                + _t132
                 + _t133
+                + _t135
+                + _t139
                 + _t21
                 + _t26
                 + _t27*i_ng
-                + _t69*i_dsa
-                + _t95
-                + _t96
-                + _t97
-                + _t98
-                + _t99
-                + i_moe*(_t120 + _t33 + _t72 + _t75 + _t78)
-                + (1 - i_moe)*(_t130 + _t132 + _t91 + i_fos)
+                + _t74*i_dsa
+                + i_moe*(_t126 + _t33 + _t77 + _t80 + _t83)
+                + (1 - i_moe)*(_t136 + _t138 + _t96 + i_fos)
             )
         ),
     }
@@ -1410,6 +1438,7 @@ def flops_forward_components(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -1443,6 +1472,7 @@ def flops_forward_components(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1524,13 +1554,14 @@ def flops_forward_components(s):
     _t64 = i_pk - 1
     _t65 = 2*L_moe
     _t66 = _t61*d
-    _t67 = n_hc**2
-    _t68 = _t67*i_hcm
-    _t69 = 2*L
-    _t70 = 2*L_sb
-    _t71 = L*_t31
-    _t72 = n_au**2
-    _t73 = 2*d_emb
+    _t67 = _t31*n_hc*r_hc
+    _t68 = n_hc**2
+    _t69 = _t68*i_hcm
+    _t70 = 2*L
+    _t71 = 2*L_sb
+    _t72 = L*_t31
+    _t73 = n_au**2
+    _t74 = 2*d_emb
     return {
         'attention/q': (
             _t3*(_t0*_t1 + i_qlora*(_t0*_t2*r_q2 + d*r_q2))
@@ -1613,24 +1644,24 @@ def flops_forward_components(s):
         ),
         'moe/experts': _t65*k*(_t63*d_e - _t64*_t66*d_e),
         'moe/shared': _t65*(E_s*_t66*d_s + d*i_shared_gate),
-        'hyper_connections/layers': _t69*(_t35*_t68 + d*n_hc*(2*_t68 + 4*n_hc)),
-        'hyper_connections/head': _t35*_t67,
-        'shared_block/attention': _t70*(_t17 + _t27*_t35 + _t59),
+        'hyper_connections/layers': _t70*(_t35*_t69 + _t35*n_hc*(_t69 + n_hc*(2 - i_hg)) + _t67),
+        'hyper_connections/head': _t35*_t68*(1 - i_hg) + _t67,
+        'shared_block/attention': _t71*(_t17 + _t27*_t35 + _t59),
         'shared_block/mlp': L_sb*_t62,
         'shared_block/projection': L_sb*_t51,
-        'shared_block/adapters': _t70*(
+        'shared_block/adapters': _t71*(
             i_sba*r_sb*(_t27 + _t4 + _t44) + r_sb*(d + d_ff*(i_glu + 1))
         ),
-        'per_layer_embeddings/projection': _t69*d*p_le,
-        'per_layer_embeddings/layers': _t71*p_le,
-        'altup/layers': _t69*(_t72*d + _t72 + 2*d*n_au + n_au**3),
+        'per_layer_embeddings/projection': _t70*d*p_le,
+        'per_layer_embeddings/layers': _t72*p_le,
+        'altup/layers': _t70*(_t73*d + _t73 + 2*d*n_au + n_au**3),
         'altup/projections': _t51*(-2*i_au + 2*n_au),
-        'laurel/layers': _t71*r_lr,
-        'norm_gates': _t35*r_ng*(_t65 + _t69),
+        'laurel/layers': _t72*r_lr,
+        'norm_gates': _t35*r_ng*(_t65 + _t70),
         'embedding_projection': _t31*d_emb*i_proj,
         'drafter/projections': D_tg*_t44,
         'centroid_head': C_cen*_t35,
-        'lm_head': V_cen*_t73 + V_o*_t73*(1 - i_cen),
+        'lm_head': V_cen*_t74 + V_o*_t74*(1 - i_cen),
         'prediction_head': _t51*i_ph,
     }
 
@@ -1725,6 +1756,7 @@ def flops(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -1738,6 +1770,7 @@ def flops(s):
     i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_sba = s['i_sba']
@@ -1761,6 +1794,7 @@ def flops(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -1784,9 +1818,9 @@ def flops(s):
     _t9 = 8*d
     _t10 = 2*d_in
     _t11 = L_ssm*_t10
-    _t12 = d**2
-    _t13 = 2*_t12
-    _t14 = n_hc**2
+    _t12 = _t4*n_hc*r_hc
+    _t13 = d**2
+    _t14 = 2*_t13
     _t15 = L_att2*_t0
     _t16 = E_a*i_moa
     _t17 = H_la*L_la
@@ -1808,25 +1842,25 @@ def flops(s):
     _t33 = _t31*h
     _t34 = 2*N_s
     _t35 = G_s*_t34
-    _t36 = 2*L
-    _t37 = 2*L_moe
-    _t38 = 2*H_k*d_lk
-    _t39 = 2*L_dn
-    _t40 = 2*_t30
-    _t41 = d_qk + d_v
-    _t42 = _t41*h_kv
-    _t43 = _t27*d
-    _t44 = d*h_I
-    _t45 = d*d_I
-    _t46 = d_I*h_I
-    _t47 = H_v*d_lk + _t18
-    _t48 = n_au**2
-    _t49 = _t24*d
-    _t50 = _t0*_t42
-    _t51 = 2*L_sb
-    _t52 = _t0*i_pk
-    _t53 = i_pk - 1
-    _t54 = _t14*i_hcm
+    _t36 = n_hc**2
+    _t37 = 2*L
+    _t38 = 2*L_moe
+    _t39 = 2*H_k*d_lk
+    _t40 = 2*L_dn
+    _t41 = 2*_t30
+    _t42 = d_qk + d_v
+    _t43 = _t42*h_kv
+    _t44 = _t27*d
+    _t45 = d*h_I
+    _t46 = d*d_I
+    _t47 = d_I*h_I
+    _t48 = H_v*d_lk + _t18
+    _t49 = n_au**2
+    _t50 = _t24*d
+    _t51 = _t0*_t43
+    _t52 = 2*L_sb
+    _t53 = _t0*i_pk
+    _t54 = i_pk - 1
     _t55 = 1 - i_og
     _t56 = d_v2*h2
     _t57 = d*g_o*r_o
@@ -1836,17 +1870,18 @@ def flops(s):
     _t61 = 1 - i_gh
     _t62 = 2*i_lg
     _t63 = d*(1 - i_lg)
-    _t64 = H_v + _t18
-    _t65 = d*(1 - i_mla)
-    _t66 = (
-        2*_t65*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t64 = _t36*i_hcm
+    _t65 = H_v + _t18
+    _t66 = d*(1 - i_mla)
+    _t67 = (
+        2*_t66*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(_t26 - d_rope2))
     )
-    _t67 = (
-        2*_t65*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t41 - d_rope))
+    _t68 = (
+        2*_t66*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t42 - d_rope))
     )
-    _t68 = L_chk2 + L_loc2
-    _t69 = L_xa*T_img
+    _t69 = L_chk2 + L_loc2
+    _t70 = L_xa*T_img
     return {
         'weights_per_token': (
             C_cen*_t0
@@ -1856,20 +1891,20 @@ def flops(s):
             + L*_t4*r_lr
             + L*_t8
             + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
-            + L_att2*_t66
+            + L_att2*_t67
             + L_csa*_t9*d_qk
-            + 2*L_csa*(_t44 + 4*_t45 + _t46*r_q)
+            + 2*L_csa*(_t45 + 4*_t46 + _t47*r_q)
             + L_dense*_t28
             + 7*L_dn*_t18*d_lk
             + L_dw*_t28
             + L_hca*_t4*d_qk
-            + 2*L_idx*(_t44*i_hw + _t45 + _t46*(d*(1 - i_hw) + i_hw*r_q))
-            - L_kvs2*_t66
-            + L_rw*_t13
-            + L_sb*_t13
+            + 2*L_idx*(_t45*i_hw + _t46 + _t47*(d*(1 - i_hw) + i_hw*r_q))
+            - L_kvs2*_t67
+            + L_rw*_t14
+            + L_sb*_t14
             + L_sb*_t28
             + L_sc*_t0*k_sc
-            + 8*L_sc*_t12
+            + 8*L_sc*_t13
             + 5*L_ssm*N_s*d_in
             + L_ssm*_t0*(_t10 + i_m2*(H_s + _t35))
             + 2*L_ssm*k_s*(_t35*i_m2 + d_in)
@@ -1878,20 +1913,21 @@ def flops(s):
             + R_dt*_t32
             + V_cen*_t5
             + V_o*_t5*(1 - i_cen)
-            + _t0*_t14
             + _t0*_t23*_t24
-            + _t0*r_ng*(_t36 + _t37)
+            + _t0*_t36*(1 - i_hg)
+            + _t0*r_ng*(_t37 + _t38)
             + _t1*_t2
             + _t1*_t6*d_mv
             + _t11*d
-            + _t13*i_ph
-            + _t13*(-2*i_au + 2*n_au)
+            + _t12
+            + _t14*i_ph
+            + _t14*(-2*i_au + 2*n_au)
             + _t15*_t16
             + _t16*_t31
             + 10*_t17*d*d_la
             + 5*_t17*d_la**2
             + _t18*_t19
-            + _t19*(_t38 + _t47*i_gf + _t64*(1 - i_cg) + _t64)
+            + _t19*(_t39 + _t48*i_gf + _t65*(1 - i_cg) + _t65)
             + 2*_t2*k_gr
             + 4*_t2*w_gr
             + 3*_t2
@@ -1905,36 +1941,36 @@ def flops(s):
             + _t25*(_t55*_t56*d + i_og*(_t56*r_o + _t57))
             + _t3*_t9
             + 9*_t3
-            + _t30*_t67
+            + _t30*_t68
             + _t32*(R_dt + _t34)
             + _t33*d_rl
             + _t33*i_sink*i_skp
-            + _t36*(_t0*_t54 + d*n_hc*(2*_t54 + 4*n_hc))
-            + _t36*(_t48*d + _t48 + 2*d*n_au + n_au**3)
-            + _t37*k*(-_t43*_t53*d_e + _t52*d_e)
-            + _t37*(E_s*_t43*d_s + d*i_shared_gate)
-            + _t37*(
-                _t52*n_pk
-                + d*(-_t53 - i_rt)*(E + E_0 + E_s*i_srt)
+            + _t37*(_t0*_t64 + _t0*n_hc*(_t64 + n_hc*(2 - i_hg)) + _t12)
+            + _t37*(_t49*d + _t49 + 2*d*n_au + n_au**3)
+            + _t38*k*(-_t44*_t54*d_e + _t53*d_e)
+            + _t38*(E_s*_t44*d_s + d*i_shared_gate)
+            + _t38*(
+                _t53*n_pk
+                + d*(-_t54 - i_rt)*(E + E_0 + E_s*i_srt)
                 + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
             )
-            + _t39*i_cg*(_t0*r_g + _t47*r_g)
-            + _t39*k_dn*(_t18 + _t38)
             + _t4*d_emb*i_proj
-            + _t40*_t42*k_rc
-            + _t40*d_v*h_kv**2*i_dm
-            + _t40*h*i_gate*(_t61*d_v + i_gh)*(_t62*r_q + _t63)
-            + _t40*(_t21*_t59 + i_qlora*(_t21*_t60*r_q + d*r_q))
-            + _t40*(_t49*_t55 + i_og*(_t24*r_o + _t57))
-            + _t51*(i_sba*r_sb*(_t1 + _t21 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
-            + _t51*(_t22 + _t49 + _t50)
+            + _t40*i_cg*(_t0*r_g + _t48*r_g)
+            + _t40*k_dn*(_t18 + _t39)
+            + _t41*_t43*k_rc
+            + _t41*d_v*h_kv**2*i_dm
+            + _t41*h*i_gate*(_t61*d_v + i_gh)*(_t62*r_q + _t63)
+            + _t41*(_t21*_t59 + i_qlora*(_t21*_t60*r_q + d*r_q))
+            + _t41*(_t50*_t55 + i_og*(_t24*r_o + _t57))
+            + _t52*(i_sba*r_sb*(_t1 + _t21 + _t43) + r_sb*(d + d_ff*(i_glu + 1)))
+            + _t52*(_t22 + _t50 + _t51)
             + 5*_t6*d_mk*(d_mv + 1)
-            - _t67*(L_kvs - L_kvs2)
+            - _t68*(L_kvs - L_kvs2)
             + _t7*d_mk
             + _t7
             + 2*d_rl*(
-                h*(E_rl*(-L_chk - L_loc + _t30 + _t68) + w*(L_loc - L_loc2))
-                + h2*(E_rl*(-_t29 - _t68) + L_loc2*w)
+                h*(E_rl*(-L_chk - L_loc + _t30 + _t69) + w*(L_loc - L_loc2))
+                + h2*(E_rl*(-_t29 - _t69) + L_loc2*w)
             )
         ),
         'attention_per_sequence': (
@@ -1968,7 +2004,16 @@ def flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + L_idx*h_I*(d_I + i_hw)*(
+                i_qsa*(
+                    2*T*(1 - i_causal)*_floordiv(T, B_I)
+                    + i_causal*(
+                        B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                        + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                    )
+                )
+                + (1 - i_qsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            )
             + L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -1976,16 +2021,43 @@ def flops(s):
             + 2*L_xa*T_img*d*h_kv*(d_qk + d_v)
             + h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 L_sel*(
-                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                    + i_causal*(
-                        B_I*(B_I + 1)*_floordiv(T, B_I)
-                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                    i_qsa*(
+                        -B_I*(
+                            2*T*(1 - i_causal)*_floordiv(T, B_I)
+                            - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                            + i_causal*(
+                                B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                            )
+                            - i_causal*(
+                                B_I*(
+                                    _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                + 2*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + _minimum(T, B_I*K_I - 1)
+                                    + 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                            )
                         )
-                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        + 2*T**2*(1 - i_causal)
+                        + T*i_causal*(T + 1)
+                    )
+                    + (1 - i_qsa)*(
+                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                        + i_causal*(
+                            B_I*(B_I + 1)*_floordiv(T, B_I)
+                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + _minimum(T, B_I*K_I)
+                                + 1
+                            )
+                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )
                 + (L_chk - L_chk2)*(
@@ -2040,19 +2112,22 @@ def flops(s):
                 )*(L_att2 - L_chk2 - L_loc2)
             )*(d_qk2*i_rel + d_qk2 + d_v2*(i_diff + 1))
         ),
-        'image_kv_per_sequence': _t50*_t69,
-        'cross_scores_per_sequence': 2*T*_t41*_t69*h,
+        'image_kv_per_sequence': _t51*_t70,
+        'cross_scores_per_sequence': 2*T*_t42*_t70*h,
         'inference_attention_per_token': (
             2*L_csa*(
                 h*(d_qk + d_v)*_minimum(K_I, _floordiv(T, m_csa))
                 + h_I*(d_I + i_hw)*_floordiv(T, m_csa)
             )
             + 2*L_hca*h*(d_qk + d_v)*_floordiv(T, m_hca)
-            + 2*L_idx*T*h_I*(d_I + i_hw)
+            + 2*L_idx*h_I*(d_I + i_hw)*(T*(1 - i_qsa) + i_qsa*_floordiv(T, B_I))
             + 2*L_sb*T*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
             + 2*L_xa*T_img*h*(d_qk + d_v)
             + 2*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
-                L_sel*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
+                L_sel*(
+                    i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                    + (1 - i_qsa)*_minimum(T, B_I*(K_I - 1) - B_I*_floordiv(T - 1, B_I) + T)
+                )
                 + (L_chk - L_chk2)*(T - c*_floordiv(T - 1, c))
                 + (L_loc - L_loc2)*_minimum(T, w)
                 + (T*(1 - i_dm) + i_dm*_minimum(K_dm, T))*(
@@ -2173,6 +2248,7 @@ def rules_train_per_token(s):
     i_gn = s['i_gn']
     i_hc = s['i_hc']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_kev = s['i_kev']
     i_kev2 = s['i_kev2']
@@ -2232,6 +2308,7 @@ def rules_train_per_token(s):
     n_pk = s['n_pk']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -2247,292 +2324,308 @@ def rules_train_per_token(s):
     _t1 = 6*d_emb
     _t2 = 6*V_o
     _t3 = 6*L
-    _t4 = b_norm + g_norm
-    _t5 = _t4*i_mla
-    _t6 = d_rope2 + r_kv2
-    _t7 = d_qk2 + d_v2
-    _t8 = 1 - i_mla
-    _t9 = _t8*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
-    _t10 = (
-        6*_t5*(d_rope2*i_krn + r_kv2)
-        + 6*_t9*d
-        + 6*b_qkv*(_t6*i_mla + _t9)
-        + 6*i_mla*(_t6*d + h2*r_kv2*(_t7 - d_rope2))
+    _t4 = 6*i_hg
+    _t5 = b_norm + g_norm
+    _t6 = _t5*i_mla
+    _t7 = d_rope2 + r_kv2
+    _t8 = d_qk2 + d_v2
+    _t9 = 1 - i_mla
+    _t10 = _t9*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t11 = (
+        6*_t10*d
+        + 6*_t6*(d_rope2*i_krn + r_kv2)
+        + 6*b_qkv*(_t10 + _t7*i_mla)
+        + 6*i_mla*(_t7*d + h2*r_kv2*(_t8 - d_rope2))
     )
-    _t11 = i_rt*r_rt
-    _t12 = L_kvs - L_kvs2
-    _t13 = d_rope + r_kv
-    _t14 = d_qk + d_v
-    _t15 = _t8*h_kv*(d_qk + d_v*(1 - i_kev))
-    _t16 = (
-        6*_t15*d
-        + 6*_t5*(d_rope*i_krn + r_kv)
-        + 6*b_qkv*(_t13*i_mla + _t15)
-        + 6*i_mla*(_t13*d + h*r_kv*(_t14 - d_rope))
+    _t12 = i_rt*r_rt
+    _t13 = L_kvs - L_kvs2
+    _t14 = d_rope + r_kv
+    _t15 = d_qk + d_v
+    _t16 = _t9*h_kv*(d_qk + d_v*(1 - i_kev))
+    _t17 = (
+        6*_t16*d
+        + 6*_t6*(d_rope*i_krn + r_kv)
+        + 6*b_qkv*(_t14*i_mla + _t16)
+        + 6*i_mla*(_t14*d + h*r_kv*(_t15 - d_rope))
     )
-    _t17 = n_hc**2
-    _t18 = d_qk2*h2
-    _t19 = 1 - i_gh
-    _t20 = _t19*d_v2
-    _t21 = h2*i_gate
-    _t22 = _t21*(_t20 + i_gh)
-    _t23 = 6*L_att2
-    _t24 = d_rl*h2
-    _t25 = h2*i_sink2
-    _t26 = 1 - i_skp
-    _t27 = _t8*b_qkv*(1 - b_gh)
-    _t28 = 2*i_lg
-    _t29 = d*(1 - i_lg)
-    _t30 = b_o*d
-    _t31 = 1 - i_og
-    _t32 = d_v2*h2
-    _t33 = d*g_o*r_o
-    _t34 = d_qk2*i_qk_head
-    _t35 = _t4*(_t34 + d_qk2*h_kv2*i_qk_proj)
-    _t36 = _t4*i_qw
-    _t37 = d_qk2*i_cca*(h2 + h_kv2)
-    _t38 = i_qlora*r_q2
-    _t39 = 1 - i_qlora
-    _t40 = _t18*d
-    _t41 = i_lg + 1
-    _t42 = 2*d_I
-    _t43 = 6*L_csa
-    _t44 = 2*d_qk
-    _t45 = d*h_I
-    _t46 = d*d_I
-    _t47 = d_I*h_I
-    _t48 = 6*L_dense
-    _t49 = d*d_ff
-    _t50 = _t49 + b_ff*d
-    _t51 = 6*L_dn
-    _t52 = H_v*d_lk
-    _t53 = 1 - i_cg
-    _t54 = i_glu + 1
-    _t55 = b_ff*d_ff
-    _t56 = _t54*(_t49 + _t55)
-    _t57 = 6*L_dw
-    _t58 = 6*L_gr
-    _t59 = _t58*d_gr
-    _t60 = d*d_gr
-    _t61 = 2*d_gr
-    _t62 = 2*H_ml
-    _t63 = 6*L_ml
-    _t64 = d*(i_glu + 2)
-    _t65 = 6*L_moe
-    _t66 = _t4*d
-    _t67 = E + E_0
-    _t68 = 2*d
-    _t69 = _t68*i_pk
-    _t70 = i_pk - 1
-    _t71 = d**2
-    _t72 = 6*_t71
-    _t73 = _t54*d_ff
-    _t74 = d_qk*h
-    _t75 = _t14*h_kv
-    _t76 = b_sc*d
-    _t77 = 6*L_sc
-    _t78 = 6*L_ssm
-    _t79 = 2*N_s
-    _t80 = G_s*_t79
-    _t81 = 2*d_in + i_m2*(H_s + _t80)
-    _t82 = H_s*i_m2
-    _t83 = 1 - i_m2
-    _t84 = R_dt + _t79
-    _t85 = _t83*d_in
-    _t86 = d*h
-    _t87 = _t86*d_v
-    _t88 = 6*M_sb
-    _t89 = 6*h
-    _t90 = _t19*d_v
-    _t91 = h*i_gate
-    _t92 = _t91*(_t90 + i_gh)
-    _t93 = L_att - L_att2
-    _t94 = 6*_t93
-    _t95 = d_v*h
-    _t96 = d_qk*i_qk_head
-    _t97 = _t4*(_t96 + d_qk*h_kv*i_qk_proj)
-    _t98 = i_cca*(h + h_kv)
-    _t99 = i_qlora*r_q
-    _t100 = _t74*d
-    _t101 = L_rw*d_rw
-    _t102 = 12*d
-    _t103 = 18*d
-    _t104 = 30*d
-    _t105 = _t0*_t4
-    _t106 = H_la*L_la*d_la
-    _t107 = H_ml*d_mv
-    _t108 = L*i_au
-    _t109 = 2*b_norm + 2*g_norm
-    _t110 = 2*H_k*d_lk
-    _t111 = H_v*d_lv
-    _t112 = _t111 + _t52
-    _t113 = H_v + _t111
-    _t114 = L_dn*_t0
-    _t115 = L*d
-    _t116 = 12*_t115
-    _t117 = L + L_moe
-    _t118 = 24*i_diff
-    _t119 = 24*d
-    _t120 = E_a*_t0*i_moa
-    _t121 = L*_t105
-    _t122 = _t73*i_ng
-    _t123 = _t4*i_sub
-    _t124 = _t123*d_ff
-    _t125 = L_xa*_t0
-    _t126 = (
+    _t18 = d*n_hc
+    _t19 = _t18*r_hc
+    _t20 = -i_hg
+    _t21 = n_hc**2
+    _t22 = d_qk2*h2
+    _t23 = 1 - i_gh
+    _t24 = _t23*d_v2
+    _t25 = h2*i_gate
+    _t26 = _t25*(_t24 + i_gh)
+    _t27 = 6*L_att2
+    _t28 = d_rl*h2
+    _t29 = h2*i_sink2
+    _t30 = 1 - i_skp
+    _t31 = _t9*b_qkv*(1 - b_gh)
+    _t32 = 2*i_lg
+    _t33 = d*(1 - i_lg)
+    _t34 = b_o*d
+    _t35 = 1 - i_og
+    _t36 = d_v2*h2
+    _t37 = d*g_o*r_o
+    _t38 = d_qk2*i_qk_head
+    _t39 = _t5*(_t38 + d_qk2*h_kv2*i_qk_proj)
+    _t40 = _t5*i_qw
+    _t41 = d_qk2*i_cca*(h2 + h_kv2)
+    _t42 = i_qlora*r_q2
+    _t43 = 1 - i_qlora
+    _t44 = _t22*d
+    _t45 = i_lg + 1
+    _t46 = 2*d_I
+    _t47 = 6*L_csa
+    _t48 = 2*d_qk
+    _t49 = d*h_I
+    _t50 = d*d_I
+    _t51 = d_I*h_I
+    _t52 = 6*L_dense
+    _t53 = d*d_ff
+    _t54 = _t53 + b_ff*d
+    _t55 = 6*L_dn
+    _t56 = H_v*d_lk
+    _t57 = 1 - i_cg
+    _t58 = i_glu + 1
+    _t59 = b_ff*d_ff
+    _t60 = _t58*(_t53 + _t59)
+    _t61 = 6*L_dw
+    _t62 = 6*L_gr
+    _t63 = _t62*d_gr
+    _t64 = d*d_gr
+    _t65 = 2*d_gr
+    _t66 = 2*H_ml
+    _t67 = 6*L_ml
+    _t68 = d*(i_glu + 2)
+    _t69 = 6*L_moe
+    _t70 = _t5*d
+    _t71 = E + E_0
+    _t72 = 2*d
+    _t73 = _t72*i_pk
+    _t74 = i_pk - 1
+    _t75 = d**2
+    _t76 = 6*_t75
+    _t77 = _t58*d_ff
+    _t78 = d_qk*h
+    _t79 = _t15*h_kv
+    _t80 = b_sc*d
+    _t81 = 6*L_sc
+    _t82 = 6*L_ssm
+    _t83 = 2*N_s
+    _t84 = G_s*_t83
+    _t85 = 2*d_in + i_m2*(H_s + _t84)
+    _t86 = H_s*i_m2
+    _t87 = 1 - i_m2
+    _t88 = R_dt + _t83
+    _t89 = _t87*d_in
+    _t90 = d*h
+    _t91 = _t90*d_v
+    _t92 = 6*M_sb
+    _t93 = 6*h
+    _t94 = 1 - i_hg
+    _t95 = _t23*d_v
+    _t96 = h*i_gate
+    _t97 = _t96*(_t95 + i_gh)
+    _t98 = L_att - L_att2
+    _t99 = 6*_t98
+    _t100 = d_v*h
+    _t101 = d_qk*i_qk_head
+    _t102 = _t5*(_t101 + d_qk*h_kv*i_qk_proj)
+    _t103 = i_cca*(h + h_kv)
+    _t104 = i_qlora*r_q
+    _t105 = _t78*d
+    _t106 = L_rw*d_rw
+    _t107 = 12*d
+    _t108 = 18*d
+    _t109 = 30*d
+    _t110 = _t0*_t5
+    _t111 = H_la*L_la*d_la
+    _t112 = H_ml*d_mv
+    _t113 = L*i_au
+    _t114 = 2*b_norm + 2*g_norm
+    _t115 = 2*H_k*d_lk
+    _t116 = H_v*d_lv
+    _t117 = _t116 + _t56
+    _t118 = H_v + _t116
+    _t119 = L_dn*_t0
+    _t120 = L*d
+    _t121 = 12*_t120
+    _t122 = L + L_moe
+    _t123 = 24*i_diff
+    _t124 = 24*d
+    _t125 = E_a*_t0*i_moa
+    _t126 = L*_t110
+    _t127 = _t77*i_ng
+    _t128 = _t5*i_sub
+    _t129 = _t128*d_ff
+    _t130 = L_xa*_t0
+    _t131 = (
         C_cen*_t0
-        + D_tg*_t103
-        + H_ml*L_ml*_t102*d_mk
-        + H_rct*_t102*k_rc
-        + L_att2*_t10
-        + L_att2*_t118*d_qk2
-        + L_att2*_t120
-        + L_brs*_t0*_t109
-        + L_csa*_t119*d_qk
-        + 12*L_gr*(_t60 + d_gr)
-        + L_hca*_t102*d_qk
+        + D_tg*_t108
+        + H_ml*L_ml*_t107*d_mk
+        + H_rct*_t107*k_rc
+        + L_att2*_t11
+        + L_att2*_t123*d_qk2
+        + L_att2*_t125
+        + L_brs*_t0*_t114
+        + L_csa*_t124*d_qk
+        + 12*L_gr*(_t64 + d_gr)
+        + L_hca*_t107*d_qk
         + 6*L_hca*(d_qk*m_hca + d_qk)
-        + 6*L_idx*(_t42 + _t45*i_hw + _t46 + _t47*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t10
-        - 6*L_kvs2*_t35
-        + L_ml*_t103*_t107
+        + 6*L_idx*(_t46 + _t49*i_hw + _t50 + _t51*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t11
+        - 6*L_kvs2*_t39
+        + L_ml*_t108*_t112
         + L_moe*_t0*b_moe
-        + L_rw*_t104
-        + L_rw*_t72
-        + L_sb*_t72
-        + 6*L_sb*(i_sba*r_sb*(_t0 + _t74 + _t75) + r_sb*(_t73 + d))
+        + L_rw*_t109
+        + L_rw*_t76
+        + L_sb*_t76
+        + 6*L_sb*(i_sba*r_sb*(_t0 + _t78 + _t79) + r_sb*(_t77 + d))
         + L_sc*_t0*(b_sc + k_sc)
-        + 6*L_xa*_t109*d_qk
+        + 6*L_xa*_t114*d_qk
         + 12*L_xa
-        + 18*M_sb*_t66
+        + 18*M_sb*_t70
         + N_brq*_t0
-        + _t0*_t108
-        + _t0*_t17
+        + _t0*_t113
+        + _t0*_t21*_t94
         + _t0*b_oL
         + _t0*i_ls
-        + _t0*i_rsc*(L_dense + _t117)*(b_rsc + 2*i_rbr + 1)
-        + _t101*_t119
-        + 12*_t101
-        + _t102*_t117*r_ng
-        + _t102*d_emb*i_proj
-        + _t102*i_rse
-        + _t104*_t106
-        + _t105*_t108
-        + _t105*i_norm_emb
-        + _t105*i_norm_final
-        - _t105*(1 - i_n0)
-        + 6*_t106
-        + _t107*_t63
-        - 6*_t11
-        + _t111*_t114
-        + _t114*(_t110 + _t112*i_gf + _t113*_t53 + _t113)
-        + 18*_t115*p_le
-        + _t116*i_ng
-        + _t116*k_rc
-        + _t116*r_lr
-        + _t118*_t93*d_qk
-        - _t12*_t16
-        - 6*_t12*_t97
-        + _t120*_t93
-        + _t121*i_lr
-        + _t121*n_norm
-        + _t122*_t48
-        + _t122*_t57
-        + _t123*_t23*_t32
-        + _t123*_t89*_t93*d_v
-        + _t124*_t48
-        + _t124*_t57
-        + _t125*_t74
-        + _t125*_t75
-        + _t125*_t95
-        + _t16*_t93
-        + _t23*i_rel*(2*_t18 + _t40)
-        + _t23*(_t18*i_qsc + i_ng*(_t18 + _t22))
-        + _t23*(_t24*d + _t24*i_rls)
-        + _t23*(_t25*_t26 + _t25*d*i_skp)
-        + _t23*(_t30 + _t31*_t32*d + i_og*(_t32*r_o + _t33))
-        + _t23*(_t35 + _t36*(_t18*i_qk_proj + _t34) + h_kv2*i_cca)
-        + _t23*(_t37*(d_qk2*k_cb + k_ca) + 2*_t37 + _t7*h_kv2*k_rc)
-        + _t23*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
-        + _t23*(_t20*_t21*_t27 + _t22*(_t28*r_q2 + _t29) + b_gh*h2)
-        + _t23*(
-            _t38*_t4
-            + _t39*_t40
-            + b_qkv*(_t18*_t8 + _t38*i_mla)
-            + i_qlora*(_t18*_t41*r_q2 + d*r_q2)
+        + _t0*i_rsc*(L_dense + _t122)*(b_rsc + 2*i_rbr + 1)
+        + _t100*_t130
+        - 6*_t102*_t13
+        + _t106*_t124
+        + 12*_t106
+        + _t107*_t122*r_ng
+        + _t107*d_emb*i_proj
+        + _t107*i_rse
+        + _t109*_t111
+        + _t110*_t113
+        + _t110*i_norm_emb
+        + _t110*i_norm_final
+        - _t110*(1 - i_n0)
+        + 6*_t111
+        + _t112*_t67
+        + _t116*_t119
+        + _t119*(_t115 + _t117*i_gf + _t118*_t57 + _t118)
+        - 6*_t12
+        + 18*_t120*p_le
+        + _t121*i_ng
+        + _t121*k_rc
+        + _t121*r_lr
+        + _t123*_t98*d_qk
+        + _t125*_t98
+        + _t126*i_lr
+        + _t126*n_norm
+        + _t127*_t52
+        + _t127*_t61
+        + _t128*_t27*_t36
+        + _t128*_t93*_t98*d_v
+        + _t129*_t52
+        + _t129*_t61
+        - _t13*_t17
+        + _t130*_t78
+        + _t130*_t79
+        + _t17*_t98
+        + _t18*_t4
+        + 12*_t19
+        + _t27*i_rel*(2*_t22 + _t44)
+        + _t27*(_t22*i_qsc + i_ng*(_t22 + _t26))
+        + _t27*(_t28*d + _t28*i_rls)
+        + _t27*(_t29*_t30 + _t29*d*i_skp)
+        + _t27*(_t34 + _t35*_t36*d + i_og*(_t36*r_o + _t37))
+        + _t27*(_t39 + _t40*(_t22*i_qk_proj + _t38) + h_kv2*i_cca)
+        + _t27*(_t41*(d_qk2*k_cb + k_ca) + 2*_t41 + _t8*h_kv2*k_rc)
+        + _t27*(b_dm*h_kv2 + d_v2*h_kv2**2*i_dm + h_kv2*i_dm)
+        + _t27*(_t24*_t25*_t31 + _t26*(_t32*r_q2 + _t33) + b_gh*h2)
+        + _t27*(
+            _t42*_t5
+            + _t43*_t44
+            + b_qkv*(_t22*_t9 + _t42*i_mla)
+            + i_qlora*(_t22*_t45*r_q2 + d*r_q2)
         )
-        + _t3*(2*i_hc*(i_hcm + 2) + 2*(_t17*i_hcm + 2*n_hc)*(d*n_hc + 1))
         + _t3*(d*n_au + n_au**3 + n_au**2)
-        + 6*_t4*i_le*(_t115 + p_le)
-        + _t43*(_t42*m_csa + d_I)
-        + _t43*(_t44*m_csa + d_qk)
-        + _t43*(_t45 + 4*_t46 + _t47*r_q)
-        + _t48*_t50
-        + _t48*_t56
-        + _t48*i_fos
-        + _t48*n_act
-        + _t49*_t57
-        + _t51*d_lv
-        + _t51*i_cg*(_t112*r_g + _t68*r_g)
-        + _t51*k_dn*(_t110 + _t111)
-        + _t51*(H_v*_t53 + H_v + _t52*i_cg)
-        + _t57*(_t54*(2*_t49 + 2*_t55) - _t56)
-        + _t58*(_t60 + d)
-        + _t58*(_t61*w_gr + _t61)
-        + _t59*(k_gr + 1)
-        + _t59
-        + _t63*(_t62*d + _t62)
-        + _t65*k*(_t69*d_e - _t70*(_t64*d_e + b_ff*(_t54*d_e + d)))
-        + _t65*(E_s*(_t64*d_s + b_ff*(_t54*d_s + d)) + d*i_shared_gate)
-        + _t65*(3*_t66*i_bn + _t66*i_mn)
-        + _t65*(
-            _t11*(_t4 + 4)
-            + _t67*b_router
-            + _t69*n_pk
-            + d*(-_t70 - i_rt)*(E_s*i_srt + _t67)
+        + _t3*(
+            2*_t18*i_hg
+            + 4*_t19
+            + 2*(_t20 + i_hc)*(i_hcm + 2)
+            + 2*(_t21*i_hcm + n_hc*(2 - i_hg))*(_t18 + _t20 + 1)
+        )
+        - _t4
+        + _t47*(_t46*m_csa + d_I)
+        + _t47*(_t48*m_csa + d_qk)
+        + _t47*(_t49 + 4*_t50 + _t51*r_q)
+        + 6*_t5*i_le*(_t120 + p_le)
+        + _t52*_t54
+        + _t52*_t60
+        + _t52*i_fos
+        + _t52*n_act
+        + _t53*_t61
+        + _t55*d_lv
+        + _t55*i_cg*(_t117*r_g + _t72*r_g)
+        + _t55*k_dn*(_t115 + _t116)
+        + _t55*(H_v*_t57 + H_v + _t56*i_cg)
+        + _t61*(_t58*(2*_t53 + 2*_t59) - _t60)
+        + _t62*(_t64 + d)
+        + _t62*(_t65*w_gr + _t65)
+        + _t63*(k_gr + 1)
+        + _t63
+        + _t67*(_t66*d + _t66)
+        + _t69*k*(_t73*d_e - _t74*(_t68*d_e + b_ff*(_t58*d_e + d)))
+        + _t69*(E_s*(_t68*d_s + b_ff*(_t58*d_s + d)) + d*i_shared_gate)
+        + _t69*(3*_t70*i_bn + _t70*i_mn)
+        + _t69*(
+            _t12*(_t5 + 4)
+            + _t71*b_router
+            + _t73*n_pk
+            + d*(-_t74 - i_rt)*(E_s*i_srt + _t71)
             + i_rgs
             + i_rs*(E + d)
             + i_rt*(d*r_rt + 2*r_rt**2 + r_rt*(E + 1))
         )
-        + _t72*(-2*i_au + 2*n_au)
-        + _t77*(_t71 + _t76)
-        + _t77*(3*_t71 + 3*_t76)
-        + _t78*_t84*_t85
-        + _t78*(2*_t82 + _t83*(N_s*d_in + d_in))
-        + _t78*(b_cs + k_s)*(_t80*i_m2 + d_in)
-        + _t78*(_t81*b_ssm + _t81*d)
-        + _t78*(b_ssm*d + d*d_in)
-        + _t78*(_t83*_t84*i_dtn + d_in*i_gn*i_m2)
-        + _t78*(R_dt*_t85 + _t82 + _t85)
-        + _t88*(_t50 + _t56 + n_act)
-        + _t88*(_t68*_t74 + _t68*_t75 + _t87)
-        + _t89*n_pb
-        + _t94*i_rel*(_t100 + 2*_t74)
-        + _t94*(_t74*i_qsc + i_ng*(_t74 + _t92))
-        + _t94*(_t86*d_rl + d_rl*h*i_rls)
-        + _t94*(_t26*h*i_sink + _t86*i_sink*i_skp)
-        + _t94*(_t30 + _t31*_t87 + i_og*(_t33 + _t95*r_o))
-        + _t94*(_t36*(_t74*i_qk_proj + _t96) + _t97 + h_kv*i_cca)
-        + _t94*(_t44*_t98 + _t75*k_rc + _t98*d_qk*(d_qk*k_cb + k_ca))
-        + _t94*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
-        + _t94*(_t27*_t90*_t91 + _t92*(_t28*r_q + _t29) + b_gh*h)
-        + _t94*(
-            _t100*_t39 + _t4*_t99 + b_qkv*(_t74*_t8 + _t99*i_mla) + i_qlora*(_t41*_t74*r_q + d*r_q)
+        + _t76*(-2*i_au + 2*n_au)
+        + _t81*(_t75 + _t80)
+        + _t81*(3*_t75 + 3*_t80)
+        + _t82*_t88*_t89
+        + _t82*(2*_t86 + _t87*(N_s*d_in + d_in))
+        + _t82*(b_cs + k_s)*(_t84*i_m2 + d_in)
+        + _t82*(_t85*b_ssm + _t85*d)
+        + _t82*(b_ssm*d + d*d_in)
+        + _t82*(_t87*_t88*i_dtn + d_in*i_gn*i_m2)
+        + _t82*(R_dt*_t89 + _t86 + _t89)
+        + _t92*(_t54 + _t60 + n_act)
+        + _t92*(_t72*_t78 + _t72*_t79 + _t91)
+        + _t93*n_pb
+        + 6*_t94*n_hc
+        + _t99*i_rel*(_t105 + 2*_t78)
+        + _t99*(_t78*i_qsc + i_ng*(_t78 + _t97))
+        + _t99*(_t90*d_rl + d_rl*h*i_rls)
+        + _t99*(_t30*h*i_sink + _t90*i_sink*i_skp)
+        + _t99*(_t102 + _t40*(_t101 + _t78*i_qk_proj) + h_kv*i_cca)
+        + _t99*(_t34 + _t35*_t91 + i_og*(_t100*r_o + _t37))
+        + _t99*(_t103*_t48 + _t103*d_qk*(d_qk*k_cb + k_ca) + _t79*k_rc)
+        + _t99*(b_dm*h_kv + d_v*h_kv**2*i_dm + h_kv*i_dm)
+        + _t99*(_t31*_t95*_t96 + _t97*(_t32*r_q + _t33) + b_gh*h)
+        + _t99*(
+            _t104*_t5
+            + _t105*_t43
+            + b_qkv*(_t104*i_mla + _t78*_t9)
+            + i_qlora*(_t45*_t78*r_q + d*r_q)
         )
         + 6*d_rl*(E_rl*(L_att - L_loc) + L_loc*w)
         + 6*i_hc
-        + 6*i_ph*(_t66 + _t71 + b_ph*d)
-        + 6*n_hc
+        + 6*i_ph*(_t70 + _t75 + b_ph*d)
     )
-    _t127 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t126 + _t2*b_lm + _t2*i_ng
-    _t128 = T*_t18
-    _t129 = T*_t74
-    _t130 = 3*T
-    _t131 = 4*T
+    _t132 = V*_t1 + V_le*_t3*p_le + V_o*_t1*(1 - i_tied) + V_seg*_t0 + _t131 + _t2*b_lm + _t2*i_ng
+    _t133 = T*_t22
+    _t134 = T*_t78
+    _t135 = 3*T
+    _t136 = 4*T
     return {
-        '6N': P*_t0 + _t127,
-        'kaplan': _t126 + _t128*_t23 + _t129*_t94,
-        'palm': 12*L_att2*_t128 + _t127 + 12*_t129*_t93,
+        '6N': P*_t0 + _t132,
+        'kaplan': _t131 + _t133*_t27 + _t134*_t99,
+        'palm': 12*L_att2*_t133 + _t132 + 12*_t134*_t98,
         'megatron': (
             6*L_att2*(T*d_qk2*h2 + 2*d*d_qk2*h2*(1 + h_kv2/h2))
             + 6*V_o*d
@@ -2540,11 +2633,11 @@ def rules_train_per_token(s):
             + 6*(L_att - L_att2)*(T*d_qk*h + 2*d*d_qk*h*(1 + h_kv/h))
         ),
         'chinchilla': (
-            3*L_att2*(_t130*h2 + _t131*_t18 + 8*_t40)
+            3*L_att2*(_t135*h2 + _t136*_t22 + 8*_t44)
             + V*_t0
             + V_o*_t0
-            + _t102*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
-            + 3*_t93*(8*_t100 + _t130*h + _t131*_t74)
+            + _t107*(L_moe*(E_s*d_s + d_e*k) + d_ff*(L_dense + L_dw))
+            + 3*_t98*(8*_t105 + _t135*h + _t136*_t78)
         ),
     }
 
@@ -2826,6 +2919,7 @@ def memory_activations(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
@@ -2848,6 +2942,7 @@ def memory_activations(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -2876,6 +2971,7 @@ def memory_activations(s):
     q_l = s['q_l']
     q_lo = s['q_lo']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -3018,7 +3114,10 @@ def memory_activations(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3041,9 +3140,17 @@ def memory_activations(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -3099,9 +3206,15 @@ def memory_activations(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -3352,6 +3465,7 @@ def memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
     i_keep_exp = s['i_keep_exp']
@@ -3376,6 +3490,7 @@ def memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rnu = s['i_rnu']
     i_rope = s['i_rope']
@@ -3415,6 +3530,7 @@ def memory(s):
     q_o = s['q_o']
     q_w = s['q_w']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -3472,10 +3588,16 @@ def memory(s):
                     + 4*d*i_frozen*i_hf*i_up*(a_g + a_k + a_q + a_r + a_sink + a_v)
                     + d*i_keep_qkv*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
                     + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                    + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                    + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                     + i_keep_qkv*i_lg*i_mla*q_l*r_q*(1 - i_rnu)
                     + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                    + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                    + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                        d*i_hc
+                        + 2*d*n_hc
+                        + i_hcm*n_hc**2
+                        + i_hg*(d*n_hc + 2*r_hc)
+                        + n_hc*(2 - i_hg)
+                    )
                     + (i_mla*r_kv + i_qlora*r_q)*(i_keep_qkv*q_l*(1 - i_rnu) + q_a)
                 )
                 + (
@@ -3492,7 +3614,10 @@ def memory(s):
                         + h*i_dsa*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )/n_tp
             )
@@ -3656,7 +3781,10 @@ def memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -3679,9 +3807,17 @@ def memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -3737,9 +3873,15 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -4182,7 +4324,10 @@ def memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -4205,9 +4350,17 @@ def memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -4258,9 +4411,15 @@ def memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -5862,6 +6021,7 @@ def finetune_memory(s):
     i_hcm = s['i_hcm']
     i_head = s['i_head']
     i_hf = s['i_hf']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_keep_down = s['i_keep_down']
@@ -5890,6 +6050,7 @@ def finetune_memory(s):
     i_qk_head = s['i_qk_head']
     i_qk_proj = s['i_qk_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rbr = s['i_rbr']
     i_rel = s['i_rel']
     i_rnu = s['i_rnu']
@@ -5936,6 +6097,7 @@ def finetune_memory(s):
     q_w = s['q_w']
     r_a = s['r_a']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -6192,7 +6354,10 @@ def finetune_memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -6215,9 +6380,17 @@ def finetune_memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -6273,9 +6446,15 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -7637,7 +7816,10 @@ def finetune_memory(s):
                         + h*(
                             i_hf*(i_drop*(q_a + 1) + i_up*q_a*(1 - i_drop) + 4)
                             + (1 - i_hf)*(i_drop*(q_a + 1) + q_a)
-                        )*_minimum(T, B_I*K_I)
+                        )*(
+                            i_qsa*(-B_I*(_floordiv(T, B_I) - _minimum(K_I, _floordiv(T, B_I))) + T)
+                            + (1 - i_qsa)*_minimum(T, B_I*K_I)
+                        )
                     )/n_tp
                     + L_s_ssm*q_a*(
                         (1 - i_m2)*(4*N_s + R_dt) + (3*d_in + i_m2*(2*G_s*N_s + H_s))/n_tp
@@ -7660,9 +7842,17 @@ def finetune_memory(s):
                                 + 4*d*i_frozen*i_hf*i_up*(a_gate + a_up)
                                 + d*i_keep_mix*q_l*(1 - i_rnu)
                                 + d*i_keep_up*q_l*(1 - i_rnu)*(-i_frozen*i_hf*i_up + 1)
-                                + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                                + 2*i_hf*(1 - i_hg)*(
+                                    d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1)
+                                )
                                 + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                                + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                                + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                    d*i_hc
+                                    + 2*d*n_hc
+                                    + i_hcm*n_hc**2
+                                    + i_hg*(d*n_hc + 2*r_hc)
+                                    + n_hc*(2 - i_hg)
+                                )
                             )
                         )
                     )
@@ -7713,9 +7903,15 @@ def finetune_memory(s):
                     + n_tp**(-i_sp)*(
                         L_s*(
                             d*i_drop*(1 - i_hf)
-                            + 2*i_hf*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
+                            + 2*i_hf*(1 - i_hg)*(d*n_hc*(i_up*q_a + 4) + 4*i_hc*(d + 8*n_hc + 1))
                             + n_norm*(d*q_a*(1 - i_hf) + i_hf*(d*q_a*(1 - i_frozen) + 4*d + 4))
-                            + 2*q_a*(1 - i_hf)*(d*i_hc + 2*d*n_hc + i_hcm*n_hc**2 + 2*n_hc)
+                            + 2*q_a*(-i_hf*(1 - i_hg) + 1)*(
+                                d*i_hc
+                                + 2*d*n_hc
+                                + i_hcm*n_hc**2
+                                + i_hg*(d*n_hc + 2*r_hc)
+                                + n_hc*(2 - i_hg)
+                            )
                         )
                         + L_s*(
                             2*d*q_a*_minimum(1, k_rc)
@@ -7952,6 +8148,7 @@ def finetune_flops(s):
     i_glu = s['i_glu']
     i_go = s['i_go']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -7967,6 +8164,7 @@ def finetune_flops(s):
     i_pk = s['i_pk']
     i_proj = s['i_proj']
     i_qlora = s['i_qlora']
+    i_qsa = s['i_qsa']
     i_rel = s['i_rel']
     i_rt = s['i_rt']
     i_sba = s['i_sba']
@@ -7991,6 +8189,7 @@ def finetune_flops(s):
     p_le = s['p_le']
     r_a = s['r_a']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -8117,7 +8316,16 @@ def finetune_flops(s):
                     + 2*(T - m_hca*_floordiv(T, m_hca) + 1)*_floordiv(T, m_hca)
                 )
             )
-            + 3*L_idx*h_I*(d_I + i_hw)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            + 3*L_idx*h_I*(d_I + i_hw)*(
+                i_qsa*(
+                    2*T*(1 - i_causal)*_floordiv(T, B_I)
+                    + i_causal*(
+                        B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                        + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                    )
+                )
+                + (1 - i_qsa)*(2*T**2*(1 - i_causal) + T*i_causal*(T + 1))
+            )
             + 3*L_sb*h*(
                 2*T**2*(1 - i_causal) + T*i_causal*(T + 1)
             )*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))
@@ -8233,7 +8441,11 @@ def finetune_flops(s):
                     + 4*L*d*k_rc
                     + 6*L*d*p_le
                     + 4*L*d*r_lr
-                    + 2*L*(2*d*i_hcm*n_hc**2 + d*n_hc*(2*i_hcm*n_hc**2 + 4*n_hc))
+                    + 2*L*(
+                        2*d*i_hcm*n_hc**2
+                        + 4*d*n_hc*r_hc
+                        + 2*d*n_hc*(i_hcm*n_hc**2 + n_hc*(2 - i_hg))
+                    )
                     + 2*L*(d*n_au**2 + 2*d*n_au + n_au**3 + n_au**2)
                     + 2*L_att*d_qk*i_cca*(h + h_kv)*(d_qk*k_cb + k_ca)
                     + 2*L_att2*d*d_rl*h2
@@ -8304,7 +8516,8 @@ def finetune_flops(s):
                     + 4*d*d_emb*i_proj
                     + 2*d*d_rl*h*(L_att - L_att2)
                     + 2*d*h*i_sink*i_skp*(L_att - L_att2)
-                    + 2*d*n_hc**2
+                    + 2*d*n_hc**2*(1 - i_hg)
+                    + 4*d*n_hc*r_hc
                     + 2*d*r_ng*(2*L + 2*L_moe)
                     + 2*d_rl*(
                         h*(
@@ -8334,16 +8547,43 @@ def finetune_flops(s):
             )
             + 3*h*(d_qk*i_rel + d_qk + d_v*(i_diff + 1))*(
                 L_sel*(
-                    T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                    + i_causal*(
-                        B_I*(B_I + 1)*_floordiv(T, B_I)
-                        - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                        + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                        + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                        - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                            -B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I) + 1
+                    i_qsa*(
+                        -B_I*(
+                            2*T*(1 - i_causal)*_floordiv(T, B_I)
+                            - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                            + i_causal*(
+                                B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                            )
+                            - i_causal*(
+                                B_I*(
+                                    _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                + 2*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + _minimum(T, B_I*K_I - 1)
+                                    + 1
+                                )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                            )
                         )
-                        + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        + 2*T**2*(1 - i_causal)
+                        + T*i_causal*(T + 1)
+                    )
+                    + (1 - i_qsa)*(
+                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                        + i_causal*(
+                            B_I*(B_I + 1)*_floordiv(T, B_I)
+                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
+                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + _minimum(T, B_I*K_I)
+                                + 1
+                            )
+                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                        )
                     )
                 )
                 + (L_chk - L_chk2)*(
@@ -8400,18 +8640,46 @@ def finetune_flops(s):
             - i_frozen*i_rel*(
                 d_qk*h*(
                     L_sel*(
-                        T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
-                        + i_causal*(
-                            B_I*(B_I + 1)*_floordiv(T, B_I)
-                            - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
-                            + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
-                            + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
-                            - (-B_I*_floordiv(_minimum(T, B_I*K_I), B_I) + _minimum(T, B_I*K_I))*(
-                                -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
-                                + _minimum(T, B_I*K_I)
-                                + 1
+                        i_qsa*(
+                            -B_I*(
+                                2*T*(1 - i_causal)*_floordiv(T, B_I)
+                                - 2*T*(1 - i_causal)*_minimum(K_I, _floordiv(T, B_I))
+                                + i_causal*(
+                                    B_I*(_floordiv(T, B_I) - 1)*_floordiv(T, B_I)
+                                    + 2*(-B_I*_floordiv(T, B_I) + T + 1)*_floordiv(T, B_I)
+                                )
+                                - i_causal*(
+                                    B_I*(
+                                        _floordiv(_minimum(T, B_I*K_I - 1), B_I) - 1
+                                    )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                    + 2*K_I*(T - _minimum(T, B_I*K_I - 1))
+                                    + 2*(
+                                        -B_I*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                        + _minimum(T, B_I*K_I - 1)
+                                        + 1
+                                    )*_floordiv(_minimum(T, B_I*K_I - 1), B_I)
+                                )
                             )
-                            + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                            + 2*T**2*(1 - i_causal)
+                            + T*i_causal*(T + 1)
+                        )
+                        + (1 - i_qsa)*(
+                            T*(2 - 2*i_causal)*_minimum(T, B_I*K_I)
+                            + i_causal*(
+                                B_I*(B_I + 1)*_floordiv(T, B_I)
+                                - B_I*(B_I + 1)*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                + B_I*(K_I - 1)*(2*T - 2*_minimum(T, B_I*K_I))
+                                + (-B_I*_floordiv(T, B_I) + T)*(-B_I*_floordiv(T, B_I) + T + 1)
+                                - (
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                    + _minimum(T, B_I*K_I)
+                                )*(
+                                    -B_I*_floordiv(_minimum(T, B_I*K_I), B_I)
+                                    + _minimum(T, B_I*K_I)
+                                    + 1
+                                )
+                                + (_minimum(T, B_I*K_I) + 1)*_minimum(T, B_I*K_I)
+                            )
                         )
                     )
                     + (L_chk - L_chk2)*(
@@ -10939,6 +11207,7 @@ def precision(s):
     i_gh = s['i_gh']
     i_glu = s['i_glu']
     i_hcm = s['i_hcm']
+    i_hg = s['i_hg']
     i_hw = s['i_hw']
     i_img = s['i_img']
     i_kev = s['i_kev']
@@ -10963,6 +11232,7 @@ def precision(s):
     n_hc = s['n_hc']
     p_le = s['p_le']
     r_g = s['r_g']
+    r_hc = s['r_hc']
     r_kv = s['r_kv']
     r_kv2 = s['r_kv2']
     r_lr = s['r_lr']
@@ -10983,9 +11253,9 @@ def precision(s):
     _t7 = L_gr*d_gr
     _t8 = 2*d_in
     _t9 = L_ssm*_t8
-    _t10 = d**2
-    _t11 = 2*_t10
-    _t12 = n_hc**2
+    _t10 = _t2*n_hc*r_hc
+    _t11 = d**2
+    _t12 = 2*_t11
     _t13 = L_att2*_t0
     _t14 = E_a*i_moa
     _t15 = H_v*d_lv
@@ -11003,21 +11273,21 @@ def precision(s):
     _t27 = _t0*_t26
     _t28 = _t9*(1 - i_m2)
     _t29 = _t27*h
-    _t30 = 2*L
-    _t31 = 2*L_moe
-    _t32 = 2*_t26
-    _t33 = _t23*d
-    _t34 = 2*N_s
-    _t35 = d*h_I
-    _t36 = d*d_I
-    _t37 = d_I*h_I
-    _t38 = H_v*d_lk + _t15
-    _t39 = n_au**2
-    _t40 = _t21*d
-    _t41 = d_qk + d_v
-    _t42 = _t41*h_kv
-    _t43 = 2*L_sb
-    _t44 = _t12*i_hcm
+    _t30 = n_hc**2
+    _t31 = 2*L
+    _t32 = 2*L_moe
+    _t33 = 2*_t26
+    _t34 = _t23*d
+    _t35 = 2*N_s
+    _t36 = d*h_I
+    _t37 = d*d_I
+    _t38 = d_I*h_I
+    _t39 = H_v*d_lk + _t15
+    _t40 = n_au**2
+    _t41 = _t21*d
+    _t42 = d_qk + d_v
+    _t43 = _t42*h_kv
+    _t44 = 2*L_sb
     _t45 = 1 - i_og
     _t46 = d_v2*h2
     _t47 = d*g_o*r_o
@@ -11027,55 +11297,57 @@ def precision(s):
     _t51 = 1 - i_gh
     _t52 = 2*i_lg
     _t53 = d*(1 - i_lg)
-    _t54 = H_v + _t15
-    _t55 = d*(1 - i_mla)
-    _t56 = (
-        2*_t55*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
+    _t54 = _t30*i_hcm
+    _t55 = H_v + _t15
+    _t56 = d*(1 - i_mla)
+    _t57 = (
+        2*_t56*h_kv2*(d_qk2 + d_v2*(1 - i_kev2))
         + 2*i_mla*(d*(d_rope2 + r_kv2) + h2*r_kv2*(d_qk2 - d_rope2 + d_v2))
     )
-    _t57 = (
-        2*_t55*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t41 - d_rope))
+    _t58 = (
+        2*_t56*h_kv*(d_qk + d_v*(1 - i_kev)) + 2*i_mla*(d*(d_rope + r_kv) + h*r_kv*(_t42 - d_rope))
     )
-    _t58 = L_chk2 + L_loc2
-    _t59 = (
+    _t59 = L_chk2 + L_loc2
+    _t60 = (
         C_cen*_t0
         + D_tg*_t1
         + 10*H_la*L_la*d*d_la
         + H_rct*_t2*k_rc
         + L*_t1*p_le
         + L*_t2*r_lr
-        + L_att2*_t56
+        + L_att2*_t57
         + L_csa*_t6*d_qk
-        + 2*L_csa*(_t35 + 4*_t36 + _t37*r_q)
+        + 2*L_csa*(_t36 + 4*_t37 + _t38*r_q)
         + L_dense*_t24
-        + 2*L_dn*i_cg*(_t0*r_g + _t38*r_g)
+        + 2*L_dn*i_cg*(_t0*r_g + _t39*r_g)
         + L_dw*_t24
         + L_hca*_t2*d_qk
-        + 2*L_idx*(_t35*i_hw + _t36 + _t37*(d*(1 - i_hw) + i_hw*r_q))
-        - L_kvs2*_t56
-        + L_rw*_t11
+        + 2*L_idx*(_t36*i_hw + _t37 + _t38*(d*(1 - i_hw) + i_hw*r_q))
+        - L_kvs2*_t57
+        + L_rw*_t12
         + L_rw*_t6*d_rw
-        + L_sb*_t11
+        + L_sb*_t12
         + L_sb*_t24
-        + 8*L_sc*_t10
-        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t34 + H_s))
+        + 8*L_sc*_t11
+        + L_ssm*_t0*(_t8 + i_m2*(G_s*_t35 + H_s))
         - L_xa*_t24*(1 - i_img)
         + N_brs*_t2
         + R_dt*_t28
         + V_cen*_t3
         - V_o*_t0
         + V_o*_t3*(1 - i_cen)
-        + _t0*_t12
         + _t0*_t20*_t21
-        + _t0*r_ng*(_t30 + _t31)
+        + _t0*_t30*(1 - i_hg)
+        + _t0*r_ng*(_t31 + _t32)
         + _t1*_t4*d_mv
         + _t1*_t7
-        + _t11*i_ph
-        + _t11*(-2*i_au + 2*n_au)
+        + _t10
+        + _t12*i_ph
+        + _t12*(-2*i_au + 2*n_au)
         + _t13*_t14
         + _t14*_t27
         + _t15*_t16
-        + _t16*(2*H_k*d_lk + _t38*i_gf + _t54*(1 - i_cg) + _t54)
+        + _t16*(2*H_k*d_lk + _t39*i_gf + _t55*(1 - i_cg) + _t55)
         + _t17*d_rl
         + _t17*i_sink2*i_skp
         + _t19*_t20
@@ -11084,33 +11356,33 @@ def precision(s):
         + _t22*h2*i_gate*(_t51*d_v2 + i_gh)*(_t52*r_q2 + _t53)
         + _t22*(_t48*_t49 + i_qlora*(_t48*_t50*r_q2 + d*r_q2))
         + _t22*(_t45*_t46*d + i_og*(_t46*r_o + _t47))
-        + _t26*_t57
-        + _t28*(R_dt + _t34)
+        + _t26*_t58
+        + _t28*(R_dt + _t35)
         + _t29*d_rl
         + _t29*i_sink*i_skp
-        + _t30*(_t0*_t44 + d*n_hc*(2*_t44 + 4*n_hc))
-        + _t30*(_t39*d + _t39 + 2*d*n_au + n_au**3)
-        + _t31*k*(_t0*d_e*i_pk + _t33*d_e*(1 - i_pk))
-        + _t31*(E_s*_t33*d_s + d*i_shared_gate)
-        + _t32*d_v*h_kv**2*i_dm
-        + _t32*h*i_gate*(_t51*d_v + i_gh)*(_t52*r_q + _t53)
-        + _t32*(_t18*_t49 + i_qlora*(_t18*_t50*r_q + d*r_q))
-        + _t32*(_t40*_t45 + i_og*(_t21*r_o + _t47))
-        + _t43*(i_sba*r_sb*(_t1 + _t18 + _t42) + r_sb*(d + d_ff*(i_glu + 1)))
-        + _t43*(_t0*_t42 + _t19 + _t40)
+        + _t31*(_t0*_t54 + _t0*n_hc*(_t54 + n_hc*(2 - i_hg)) + _t10)
+        + _t31*(_t40*d + _t40 + 2*d*n_au + n_au**3)
+        + _t32*k*(_t0*d_e*i_pk + _t34*d_e*(1 - i_pk))
+        + _t32*(E_s*_t34*d_s + d*i_shared_gate)
+        + _t33*d_v*h_kv**2*i_dm
+        + _t33*h*i_gate*(_t51*d_v + i_gh)*(_t52*r_q + _t53)
+        + _t33*(_t18*_t49 + i_qlora*(_t18*_t50*r_q + d*r_q))
+        + _t33*(_t41*_t45 + i_og*(_t21*r_o + _t47))
+        + _t44*(i_sba*r_sb*(_t1 + _t18 + _t43) + r_sb*(d + d_ff*(i_glu + 1)))
+        + _t44*(_t0*_t43 + _t19 + _t41)
         + _t5*d_mk
         + _t5
-        - _t57*(L_kvs - L_kvs2)
+        - _t58*(L_kvs - L_kvs2)
         + 4*_t7*w_gr
         + _t9*d
         + 2*d_rl*(
-            h*(E_rl*(-L_chk - L_loc + _t26 + _t58) + w*(L_loc - L_loc2))
-            + h2*(E_rl*(-_t25 - _t58) + L_loc2*w)
+            h*(E_rl*(-L_chk - L_loc + _t26 + _t59) + w*(L_loc - L_loc2))
+            + h2*(E_rl*(-_t25 - _t59) + L_loc2*w)
         )
     )
     return {
-        'low_precision_forward': _t59,
-        'low_precision_train': _t59*(3 - i_frozen),
+        'low_precision_forward': _t60,
+        'low_precision_train': _t60*(3 - i_frozen),
     }
 
 

@@ -249,6 +249,19 @@ CCA = (
     "and grouped convs over the (h + h_kv)·d_h query and key channels count 2·k_a and "
     "2·d_h·k_b FLOPs per channel per token (attention/conv); the residual q/k means, the L2 "
     "norms and the temperature per KV head 0.")
+QSA_ATTENTION = (
+    "QSA (Qwen4-Exp): the indexer's fused projection counts as attention/indexer; its scores "
+    "of each query against the mean-pooled key of every complete block it sees (2·h_I·d_I per "
+    "block; the pooling, the ReLU sum over heads and the top-k count 0) and the attention over "
+    "the keys of the indexer_budget / ratio best complete blocks plus the keys past the last "
+    "complete block are attention/scores, under causal per query, under full as if every "
+    "query saw all T keys. Training counts the indexer trained (3 × forward), as by a loss of "
+    "its own; its top-k passes no gradient to the model.")
+HYPER_CONNECTIONS = (
+    "Hyper-connections count each map's products per token, 2 × its weights (two maps a layer "
+    "and the head map; DeepSeek-V4's stream mix 2·n²·d a map; Qwen4-Exp's gated maps their "
+    "n·d → r → n·d gate and n·d → n inject); the norms over the n·d streams, the gates, the "
+    "weighted sums or means and the spread of each sublayer's output 0, as norms are.")
 ROUTER_MLP = (
     "ZAYA1's router counts its products per token and MoE layer, 2·(d·r + 2·r² + r·(E + 1)) "
     "(moe/router: the down projection, fc1, fc2 and out_proj over the experts and the skip "

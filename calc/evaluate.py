@@ -147,7 +147,7 @@ def _indexer_values(spec: ModelSpec) -> dict[str, int]:
         "h_I": indexer.n_heads if indexer else 0, "d_I": indexer.head_dim if indexer else 0,
         "K_I": indexer.topk if indexer else 1, "B_I": indexer.block_size if indexer else 1,
         "L_idx": spec.n_indexer_layers, "L_sel": spec.n_selecting_layers,
-        "i_dsa": int(dsa is not None),
+        "i_dsa": int(dsa is not None), "i_qsa": int(bool(dsa and dsa.pooled)),
         "i_hw": int(indexer is not None and (dsa is None or spec.attention.mla is not None)),
         "m_csa": compression.sparse_rate if compression else 1,
         "m_hca": compression.heavy_rate if compression else 1,
@@ -178,7 +178,8 @@ def hyper_connection_values(spec: ModelSpec) -> dict[str, int]:
     """Hyper-connections' streams n_hc and indicators (0 without them)."""
     hc = spec.hyper_connections
     return {"n_hc": hc.streams if hc else 0, "i_hc": int(hc is not None),
-            "i_hcm": int(bool(hc and hc.residual_mix))}
+            "i_hcm": int(bool(hc and hc.residual_mix)),
+            "r_hc": (hc.gate_rank or 0) if hc else 0, "i_hg": int(bool(hc and hc.gate_rank))}
 
 
 # The layer counts of the kind with head shapes of its own (kind_shape_values)
@@ -414,9 +415,10 @@ def largest_parameter(spec: ModelSpec) -> int | None:
         (s["h"], s["h_kv"], s["d_qk"], s["d_v"]), (s["h2"], s["h_kv2"], s["d_qk2"], s["d_v2"]))
         for size in (d * heads * d_qk, d * kv * max(d_qk, d_v), heads * d_v * d,
                      d * (1 if s["i_gh"] else d_v) * heads * s["i_gate"])]
-    # a hyper-connection map's weight: (2n [+ n²]) × n·d (HYV4HyperConnection.fn)
+    # a hyper-connection map's weight: (2n [+ n²]) × n·d (HYV4HyperConnection.fn); the gated
+    # form's largest, its inject n × n·d or its gate's r × n·d (Qwen4ExpTextGatedResidual)
     streams = s["n_hc"]
-    hc = (2 * streams + s["i_hcm"] * streams**2) * streams * d
+    hc = max((2 - s["i_hg"]) * streams + s["i_hcm"] * streams**2, s["r_hc"]) * streams * d
     # per-layer embeddings: the table V_le × L·p and the projection d × L·p (Gemma4TextModel)
     ple = s["L"] * s["p_le"]
     # AltUp's projections d × d and prediction coefficients n × n², LAuReL's d × r (Gemma 3n)

@@ -101,6 +101,8 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "size"),
     SymbolInfo("n_hc", "n_{hc}", "hyper-connections: residual streams (hc_mult; 0 without)",
                "size"),
+    SymbolInfo("r_hc", "r_{hc}", "hyper-connections: rank of the gated maps' low-rank gate "
+               "(Qwen4-Exp's hc_lowrank; 0 without)", "size"),
     # layers of each kind (calc.spec.layers): mixers, attention kinds, FFNs
     SymbolInfo("L_idx", "L_{idx}", "attention layers with a DSA indexer of their own", "size"),
     SymbolInfo("L_sel", "L_{sel}", "attention layers that attend to the keys an indexer "
@@ -250,6 +252,11 @@ _TABLE: tuple[SymbolInfo, ...] = (
                "learned maps", "indicator"),
     SymbolInfo("i_hcm", r"\mathbb{1}_{hcm}", "hyper-connections: each map also mixes the "
                "streams by an n_hc × n_hc matrix (DeepSeek-V4's mHC)", "indicator"),
+    SymbolInfo("i_qsa", r"\mathbb{1}_{qsa}", "the indexer scores complete blocks by their "
+               "mean-pooled keys and a query attends to its top K_I of them plus its visible "
+               "keys past them (Qwen4-Exp's QSA)", "indicator"),
+    SymbolInfo("i_hg", r"\mathbb{1}_{hg}", "hyper-connections: the gated low-rank maps "
+               "(Qwen4-Exp), whose grouped norms replace the layers' norms", "indicator"),
     SymbolInfo("i_kev", r"\mathbb{1}_{k=v}", "the keys are the values (no W_V)", "indicator"),
     SymbolInfo("i_kev2", r"\mathbb{1}'_{k=v}", "the L'_att layers' keys are their values",
                "indicator"),
@@ -681,10 +688,11 @@ r_ng, i_lg, i_krn = SYMBOLS["r_ng"], SYMBOLS["i_lg"], SYMBOLS["i_krn"]
 r_q2, r_kv2, d_rope2 = SYMBOLS["r_q2"], SYMBOLS["r_kv2"], SYMBOLS["d_rope2"]
 h_I, d_I, K_I, L_idx, i_dsa = (SYMBOLS[n] for n in ("h_I", "d_I", "K_I", "L_idx", "i_dsa"))
 B_I, L_sel, i_hw, L_s_sel = (SYMBOLS[n] for n in ("B_I", "L_sel", "i_hw", "L_s_sel"))
+i_qsa = SYMBOLS["i_qsa"]
 K_dm, i_dm, b_dm = (SYMBOLS[n] for n in ("K_dm", "i_dm", "b_dm"))
 n_pk, i_pk = SYMBOLS["n_pk"], SYMBOLS["i_pk"]
 m_csa, m_hca, L_csa, L_hca = (SYMBOLS[n] for n in ("m_csa", "m_hca", "L_csa", "L_hca"))
-n_hc, i_hc, i_hcm = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm"))
+n_hc, i_hc, i_hcm, r_hc, i_hg = (SYMBOLS[n] for n in ("n_hc", "i_hc", "i_hcm", "r_hc", "i_hg"))
 L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
     "L_att2", "L_loc2", "L_chk2", "h2", "h_kv2", "d_qk2", "d_v2", "i_sink2"))
 L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (

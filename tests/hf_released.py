@@ -24,4 +24,10 @@ DEFAULTS_REFUSED_BY_BOTH = {
     "lfm2_moe": "layer_types=None",
     "ministral": "head_dim=None",
     "nemotron": "num_key_value_heads=None",
+    # every fourth layer indexed_attention, whose QSA indexer Qwen4ExpTextConfig's indexer_*
+    # None cannot build (REFUSAL_LAYERS)
+    "qwen4_exp_text": "indexer_n_heads=None",
 }
+# Layers transformers' refusal needs where one layer builds (qwen4_exp_text: its first
+# indexed_attention layer is the fourth, full_attention_interval 4)
+REFUSAL_LAYERS = {"qwen4_exp_text": 4}

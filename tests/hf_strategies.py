@@ -1080,6 +1080,28 @@ PER_LAYER_TYPES = ("gemma3_text", "gpt_oss", "llama4_text", "qwen3_next", "olmoe
 
 
 @st.composite
+def _qwen4_exp_text(draw, model_type: str) -> dict:
+    """Qwen4-Exp's language model without PLE: qwen3_5_moe_text's fields and layer types (its
+    full_attention layers indexed_attention, so named or not), in hc_count ≥ 2 streams of the
+    gated low-rank maps (hc_lowrank), the DeltaNet's gate sigmoid or SiLU; with attention
+    layers the QSA indexer (one key head, the budget whole blocks, an index head no narrower
+    than the attention's rotary width: validate_architecture)."""
+    drawn = draw(STRATEGIES["qwen3_5_moe_text"]("qwen3_5_moe_text"))
+    if drawn.get("head_dim") is None:  # the rotary width the index head must hold
+        drawn["head_dim"] = draw(st.sampled_from([2, 4]))
+    types = drawn.get("layer_types")
+    if types is not None and draw(st.booleans()):
+        drawn["layer_types"] = ["indexed_attention" if t == "full_attention" else t
+                                for t in types]
+    config = {**drawn, "hc_count": draw(st.integers(2, 4)), "hc_lowrank": draw(st.integers(1, 8)),
+              "output_gate_type": draw(st.sampled_from([None, "sigmoid", "silu"]))}
+    ratio = draw(st.integers(1, 4))
+    return {**config, "indexer_n_heads": draw(st.integers(1, 3)), "indexer_kv_heads": 1,
+            "indexer_head_dim": drawn["head_dim"] + draw(st.integers(0, 2)),
+            "indexer_budget": ratio * draw(st.integers(1, 3)), "indexer_compress_ratio": ratio}
+
+
+@st.composite
 def _gemma4_assistant(draw, model_type: str) -> dict:
     """Gemma 4's drafters: a gemma4_text (gemma4_assistant: without per-layer embeddings, MoE
     block or doubled MLP, every layer kv-shared, as Gemma4AssistantConfig requires) or
@@ -1125,6 +1147,7 @@ STRATEGIES = {
     "longcat_flash": _longcat_flash,
     "deepseek_v4": _deepseek_v4,
     "gemma3n_text": _gemma3n_text,
+    "qwen4_exp_text": _qwen4_exp_text,
     **{t: _layernorm_types for t in LAYERNORM_TYPES},
     **{t: _gemma4_assistant for t in ("gemma4_assistant", "gemma4_unified_assistant")},
 }

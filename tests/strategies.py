@@ -185,8 +185,16 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
     if (spec.norm.placement == "pre" and not parallel and not no_ffn and not spec.mtp_modules
             and spec.d_embedding is None and not (spec.moe and spec.moe.shortcut)
             and draw(st.booleans())):
-        spec = spec.updated(hyper_connections={"streams": draw(st.integers(1, 4)),
-                                               "residual_mix": draw(st.booleans())})
+        mix, norm = draw(st.booleans()), spec.norm
+        # Qwen4-Exp's gated low-rank maps: their grouped RMSNorms are the model's only norms
+        gated = (not mix and norm.kind == "rmsnorm" and norm.weights and not norm.embedding
+                 and not norm.sub_norms and norm.gate_rank is None and norm.first_mixer_norm
+                 and draw(st.booleans()))
+        if gated:
+            spec = spec.updated(**{"norm.final": False})
+        spec = spec.updated(hyper_connections={
+            "streams": draw(st.integers(1, 4)), "residual_mix": mix,
+            "gate_rank": draw(st.integers(1, 5)) if gated else None})
     if (spec.ffn is not None and not spec.ffn.activation_params
             and spec.hyper_connections is None and not spec.mtp_modules
             and draw(st.booleans())):
@@ -406,7 +414,8 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
 
 @st.composite
 def block_sparse_specs(draw) -> calc.ModelSpec:
-    """MiniMax-M3's block-sparse attention (attention.indexer without MLA): GQA heads with or
+    """MiniMax-M3's block-sparse attention or Qwen4-Exp's QSA (attention.indexer without MLA,
+    pooled or not): GQA heads with or
     without per-head QK norms, global layers that select K blocks of B keys or attend to every
     key (indexer.dense_layers), sliding and lightning layers beside them, dense or MoE FFNs."""
     heads = draw(st.integers(1, 4))
@@ -431,10 +440,13 @@ def block_sparse_specs(draw) -> calc.ModelSpec:
                                           d_expert=st.integers(1, 4)))})
     attending = [i for i, kind in enumerate(spec.attention_kinds) if kind == "global"]
     dense = draw(st.lists(st.sampled_from(attending), unique=True, max_size=len(attending) - 1))
+    # Qwen4-Exp's QSA: blocks scored by their mean-pooled keys, one selection for every head
+    pooled = draw(st.booleans())
     return spec.updated(**{"attention.indexer": {
-        "n_heads": draw(st.sampled_from(_divisors(heads))), "head_dim": draw(st.integers(1, 8)),
-        "topk": draw(st.integers(1, 4)), "block_size": draw(st.integers(1, 5)),
-        "dense_layers": sorted(dense)}})
+        "n_heads": draw(st.integers(1, 3) if pooled else st.sampled_from(_divisors(heads))),
+        "head_dim": draw(st.integers(1, 8)), "topk": draw(st.integers(1, 4)),
+        "block_size": draw(st.integers(1, 5)), "dense_layers": sorted(dense),
+        "pooled": pooled}})
 
 
 @st.composite

@@ -75,6 +75,7 @@ def test_the_hint_reaches_the_cli(cli):
     ("inkling2_text", "SINK_PROJ"), ("inkling2_text", "CONV_TAPS"),
     ("inkling2_text", "BLOCK_RESIDUAL"), ("inkling2_text", "RELATIVE_LOGITS"),
     ("zaya", "CCA"), ("zaya", "ROUTER_MLP"), ("zaya", "RESIDUAL_SCALES"),
+    ("hy_v4", "HYPER_CONNECTIONS"),
 ])
 def test_a_part_brings_its_convention_sentence(model_type, sentence):
     """Each part whose FLOPs follow a convention of their own is named under the report of a

@@ -803,3 +803,33 @@ def test_lora_on_zaya_as_peft_builds_it():
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets=("v",)))
     with pytest.raises(calc.CalcError, match=re.escape("MLP router (moe.router_mlp)")):
         count_adapters(spec, FineTune(method="lora", rank=RANK, targets="all-linear"))
+
+
+QWEN4_EXP = {"model_type": "qwen4_exp_text", "vocab_size": 64, "hidden_size": 32,
+             "num_hidden_layers": 2, "layer_types": ["linear_attention", "indexed_attention"],
+             "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+             "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8,
+             "linear_value_head_dim": 8, "num_experts": 4, "num_experts_per_tok": 2,
+             "moe_intermediate_size": 8, "shared_expert_intermediate_size": 12, "hc_count": 3,
+             "hc_lowrank": 5, "indexer_n_heads": 2, "indexer_kv_heads": 1,
+             "indexer_head_dim": 8, "indexer_budget": 4, "indexer_compress_ratio": 2,
+             "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+
+
+def test_lora_on_qwen4_exp_as_peft_builds_it():
+    """Qwen4-Exp: the attention's q_proj, k_proj, v_proj and o_proj as PEFT builds their
+    adapters on transformers' model (QSA's fused index_qk_proj is neither q_proj nor k_proj,
+    unlike MiniMax-M3's indexer); all-linear would adapt the gated hyper-connection maps'
+    nn.Linear modules, and is refused in one line."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from calc.hf import spec_from_hf_config
+    from calc.verify.hf_reference import build, lora_parameters
+
+    spec, model = spec_from_hf_config(QWEN4_EXP), build(QWEN4_EXP)
+    for target, pattern in ATTENTION.items():
+        counts = count_adapters(spec, FineTune(method="lora", rank=RANK, targets=(target,)))
+        assert counts.by_target == {f"lora/{target}": lora_parameters(model, RANK, pattern)}
+    with pytest.raises(calc.CalcError, match="gated hyper-connection maps") as error:
+        calc.memory(spec, finetune="lora", lora_targets="all-linear")
+    assert "\n" not in str(error.value)

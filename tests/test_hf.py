@@ -40,6 +40,8 @@ UNRELEASED = {
                                 "project's code search",
     "ministral": "Ministral-8B-Instruct-2410, the checkpoint transformers' ministral was written "
                  "for, still names model_type mistral in its config.json",
+    "qwen4_exp_text": "no released Qwen4-Exp checkpoint (configuration_qwen4_exp.py names "
+                      "Qwen/Qwen4-Exp) was found with the project's code search",
     "gemma3n_text": "google/gemma-3n-E2B and E4B are gated and no public copy of their "
                     "config.json was found with the project's code search; Gemma3nTextConfig's "
                     "defaults are E4B's language model (configuration_gemma3n.py, checkpoint "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -44,6 +45,7 @@ from tests.hf_released import (  # noqa: E402
     CONFIGS,
     DEFAULTS_REFUSED_BY_BOTH,
     REAL,
+    REFUSAL_LAYERS,
 )
 from tests.hf_strategies import _NO_TOKENS, MIN_WINDOW, STRATEGIES, hf_configs  # noqa: E402
 
@@ -170,7 +172,8 @@ def test_default_configs_transformers_cannot_build_are_refused(model_type):
         spec_from_hf_config({"model_type": model_type})
     # huggingface_hub's StrictDataclassError: a config class's validate_architecture
     with pytest.raises((TypeError, ValueError, AttributeError, KeyError, StrictDataclassError)):
-        hf_reference.count({"model_type": model_type, "num_hidden_layers": 1}, 4)
+        hf_reference.count({"model_type": model_type,
+                            "num_hidden_layers": REFUSAL_LAYERS.get(model_type, 1)}, 4)
 
 
 def test_deepseek_v2_default_top_k_is_refused_by_both():
@@ -1314,7 +1317,14 @@ _WRAPPER_TEXT = {"dots3_note": {"num_key_value_heads": 4},
                  # Gemma 3n: its 15 kv-shared layers are more than the tiny model's 2, and a
                  # small per-layer table and width keep the meta model small
                  "gemma3n": {"num_kv_shared_layers": 0, "vocab_size_per_layer_input": 100,
-                             "hidden_size_per_layer_input": 8, "laurel_rank": 8}}
+                             "hidden_size_per_layer_input": 8, "laurel_rank": 8},
+                 # Qwen4-Exp: its two tiny layers linear_attention (the indexed ones are
+                 # not read yet), small experts and gate rank
+                 "qwen4_exp": {"layer_types": ["linear_attention"] * 2, "num_experts": 4,
+                               "num_experts_per_tok": 2, "moe_intermediate_size": 8,
+                               "shared_expert_intermediate_size": 8, "hc_lowrank": 8,
+                               "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                               "linear_key_head_dim": 8, "linear_value_head_dim": 8}}
 _WRAPPER_FIELDS = {"emu3": {"vocabulary_map": {}},
                    # Inkling2Config wants the vision projector as wide as the text model
                    "inkling2": {"vision_config": {"text_hidden_size": 64}},
@@ -1455,3 +1465,57 @@ def test_random_deepseek_v4_configs_match_transformers_and_export_back(config, s
     report = verify(spec, seq_len=seq_len)
     assert all(check.match for check in report.params + report.flops)
     exported_as(spec, "deepseek_v4")
+
+
+# ---- Qwen4-Exp: gated low-rank hyper-connections (hyper_connections.gate_rank), QSA --------
+# Qwen4ExpTextConfig's indexer fields are None by default, which builds no indexed_attention
+# layer (DEFAULTS_REFUSED_BY_BOTH); "the default" here is the default with these set (the
+# index head as wide as the attention's rotary width, head_dim 256 at partial_rotary_factor 1)
+QSA = {"indexer_n_heads": 16, "indexer_kv_heads": 1, "indexer_head_dim": 256,
+       "indexer_budget": 2048, "indexer_compress_ratio": 64}
+@st.composite
+def _qwen4_exp_text_configs(draw) -> dict:
+    return {"model_type": "qwen4_exp_text", "vocab_size": draw(st.integers(1, 50)),
+            **_NO_TOKENS, **draw(STRATEGIES["qwen4_exp_text"]("qwen4_exp_text"))}
+
+
+@one_feature
+@given(_qwen4_exp_text_configs())
+def test_random_qwen4_exp_text_configs_match_transformers(config):
+    """Qwen4ExpTextGatedResidual's maps around every gated DeltaNet, QSA attention and MoE
+    sublayer and the hyper_connection_mixer in place of the final norm, against transformers
+    (with real tensors: the QSA indexer's torch.nonzero has no meta form), without PLE."""
+    assert_matches(spec_from_hf_config(config), config, MIN_WINDOW)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"num_hidden_layers": 4}, "indexer_n_heads=None: Qwen4-Exp's indexed_attention layers"),
+    ({"num_hidden_layers": 1, "ple_layer_ids": [1], "eos_token_id": 0},
+     "ple_layer_ids=[1]: Qwen4ExpTextPLELayer"),
+    ({"num_hidden_layers": 1, "hc_count": 1}, "hc_count=1 must be a whole number >= 2"),
+    ({"num_hidden_layers": 1, "output_gate_type": "gelu"}, "output_gate_type='gelu'"),
+    ({**QSA, "indexer_kv_heads": 2}, "indexer_kv_heads=2"),
+    ({**QSA, "indexer_budget": 6}, "indexer_budget=6 must be a multiple"),
+    ({**QSA, "indexer_head_dim": 128}, "indexer_head_dim=128 < the attention's rotary width"),
+])
+def test_qwen4_exp_text_refuses_what_calc_does_not_read_in_one_line(changes, named):
+    with pytest.raises(CalcError, match=re.escape(named)) as error:
+        spec_from_hf_config({"model_type": "qwen4_exp_text", **changes})
+    assert "\n" not in str(error.value)
+
+
+def test_qwen4_exp_text_default_with_the_indexer_matches_transformers():
+    """Qwen4ExpTextConfig's defaults with QSA set: 67,410,763,392 parameters, as transformers
+    builds them (its forward needs real tensors: the parameters alone at this size). Each
+    layer's two gated maps hold n·d + 2·r·n·d + n·n·d = 8,192 + 5,242,880 + 32,768 =
+    5,283,840, the head map 8,192 + 5,242,880 = 5,251,072, and each of the 10
+    indexed_attention layers' indexer 2048 × 17 × 256 + 2 × 256 = 8,913,408."""
+    config = {"model_type": "qwen4_exp_text", **QSA}
+    spec = spec_from_hf_config(config)
+    counts = calc.count_params(spec)
+    assert counts.total == 67_410_763_392
+    assert counts.components["hyper_connections/layers"] == 40 * 2 * 5_283_840
+    assert counts.components["hyper_connections/head"] == 5_251_072
+    assert counts.components["attention/indexer"] == 10 * 8_913_408
+    assert (spec.attention.indexer.topk, spec.attention.indexer.block_size) == (32, 64)
+    assert_matches(spec, config, 8)

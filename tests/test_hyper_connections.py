@@ -186,3 +186,90 @@ def test_deepseek_v4_maps_count_as_transformers(streams, layers, tokens):
     assert owned["model.hc_head"] == counts["hyper_connections/head"]
     assert in_layers == tokens * per_token["hyper_connections/layers"]
     assert flops[f"{prefix}.hc_head"] == tokens * per_token["hyper_connections/head"]
+
+
+GATED_NORM = {"kind": "rmsnorm", "final": False}
+
+
+@pytest.mark.parametrize("streams, rank", [(2, 3), (4, 5)])
+def test_gated_maps_count_by_hand_and_verify(streams, rank):
+    """Qwen4-Exp's gated maps (Qwen4ExpTextGatedResidual): hc_norm γ n·d, down n·d → r, up
+    r → n·d and block_inject_weight n·d → n, no bias; the head map (hyper_connection_mixer)
+    without block_inject_weight; the layers' and the final norm gone. FLOPs twice each
+    product's weights per token; the reference model agrees on the meta device."""
+    from calc.reports.verify import verify
+
+    n, d, layers, r = streams, 16, 3, rank
+    gated = spec(norm=GATED_NORM, hyper_connections={"streams": n, "gate_rank": r})
+    plain = spec(norm={"kind": "rmsnorm"})
+    counts = count_params(gated)
+    per_map = n * d + 2 * r * n * d + n * n * d
+    assert counts.components["hyper_connections/layers"] == layers * 2 * per_map
+    assert counts.components["hyper_connections/head"] == n * d + 2 * r * n * d
+    # the layers' two norms and the final norm (d each) are gone
+    assert counts.total - count_params(plain).total == (
+        layers * 2 * per_map + n * d + 2 * r * n * d - (2 * layers + 1) * d)
+    flops = count_flops(gated, 8, "full")
+    assert flops.components["hyper_connections/layers"] == layers * 2 * 2 * (
+        2 * r * n * d + n * n * d)
+    assert flops.components["hyper_connections/head"] == 2 * 2 * r * n * d
+    report = verify(gated, 8)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"norm": {"kind": "rmsnorm"}}, "norm.final=True"),
+    ({"norm": {"final": False}}, "norm.kind='layernorm'"),
+    ({"norm": GATED_NORM, "hyper_connections": {"streams": 2, "gate_rank": 2,
+                                                "residual_mix": True}}, "residual_mix"),
+])
+def test_gated_maps_refuse_other_norms_in_one_line(changes, named):
+    data = {**BASE, "hyper_connections": {"streams": 2, "gate_rank": 2}, **changes}
+    with pytest.raises(ValueError, match="gate_rank") as error:
+        ModelSpec.model_validate(data)
+    assert named in str(error.value)
+
+
+def test_gated_maps_memory_and_operators():
+    """The gated maps keep, by convention, the plain maps' tensors with n outputs and the
+    gate's 2r and n·d (the layers' norms gone: their inputs are not kept); the step time
+    prices the gate and inject as the count has them."""
+    from calc.timing.operators import model_terms
+
+    n, d, layers, t, r = 2, 16, 3, 16, 3
+    options = dict(gpu="h100", seq_len=t, micro_batch=1, framework="megatron",
+                   flash_attention=True, dropout=False)
+    gated = spec(norm=GATED_NORM, hyper_connections={"streams": n, "gate_rank": r})
+    ungated = spec(norm={"kind": "rmsnorm"}, hyper_connections={"streams": n})
+    kept = calc.memory(gated, **options).memory.activations["layers"]
+    plain = calc.memory(ungated, **options).memory.activations["layers"]
+    norms = calc.memory(spec(norm={"kind": "rmsnorm"}), **options).memory.activations["layers"]
+    bare = calc.memory(spec(norm={"kind": "rmsnorm"}).updated(**{"norm.final": False}),
+                       **options).memory.activations["layers"]
+    assert norms == bare  # the final norm is not a layer's
+    per_map = (2 * n * d + d + n + 2 * r + n * d) * 2 * t
+    assert kept - plain == layers * 2 * (per_map - (2 * n * d + d + 2 * n) * 2 * t) - (
+        layers * 2 * 2 * d * t)  # the layers' two norms' d-wide inputs, bf16
+    terms = model_terms(gated, 64)
+    total = sum(m.flops for m in terms.matmuls) + terms.attention_causal + terms.head.flops
+    assert total == pytest.approx(count_flops(gated, 64).forward, rel=1e-12)
+
+
+@pytest.mark.parametrize("topk, size", [(1, 3), (2, 2), (3, 4), (2, 1)])
+def test_qsa_counts_each_query_by_hand(topk, size):
+    """Qwen4-Exp's QSA (attention.indexer.pooled), causal: query i (1-based) scores its
+    ⌊i/B⌋ complete blocks (2·h_I·d_I each) and attends to the min(K, ⌊i/B⌋) best and its
+    i − B·⌊i/B⌋ keys past them (QK and AV 2·h·(d_qk + d_v) a key), summed as transformers'
+    loop over the queries runs it; the reference model agrees under the full convention."""
+    from calc.reports.verify import verify
+
+    h, d_h, h_i, d_i, t = 2, 8, 3, 4, 13
+    qsa = spec(norm={"kind": "rmsnorm"}, attention={"n_heads": h, "indexer": {
+        "n_heads": h_i, "head_dim": d_i, "topk": topk, "block_size": size, "pooled": True}})
+    blocks = [i // size for i in range(1, t + 1)]
+    keys = [min(topk, i // size) * size + i % size for i in range(1, t + 1)]
+    expected = 3 * (2 * h * 2 * d_h * sum(keys) + 2 * h_i * d_i * sum(blocks))
+    assert count_flops(qsa, t, "causal").components["attention/scores"] * t == expected
+    report = verify(qsa, t)
+    assert report.ok, [c for c in [*report.params, *report.flops] if not c.match]
+    assert "QSA (Qwen4-Exp)" in " ".join(calc.estimate(qsa).conventions)

@@ -91,6 +91,7 @@ def test_korthikanti_per_layer_symbolically(case):
            S["d_qk"]: S["d"] / S["h"], S["i_gate"]: 0,
            S["d_v"]: S["d"] / S["h"], S["n_norm"]: 2, S["i_mla"]: 0, S["i_dsa"]: 0, S["q_a"]: 2,
            S["i_diff"]: 0, S["i_hc"]: 0, S["n_hc"]: 0, S["i_hcm"]: 0,
+           S["i_hg"]: 0, S["r_hc"]: 0,
            S["i_au"]: 0, S["n_au"]: 0,  # no AltUp streams
            S["i_qlora"]: 0, S["i_og"]: 0,  # no query latent; W_O one matrix
            S["d_rl"]: 0, S["k_rc"]: 0,  # no relative bias or residual convolutions

@@ -158,6 +158,7 @@ from calc.symbols import (
     i_img,
     i_ph,
     i_proj,
+    i_qsa,
     i_rel,
     i_shared_gate,
     k,
@@ -229,6 +230,27 @@ L_GLOBAL = L_att - L_loc - L_chk  # global attention layers (with or without pos
 L_GLOBAL2 = L_att2 - L_loc2 - L_chk2  # of them, those with the other head shapes
 
 
+def _compressed_per_sequence(rate: sympy.Expr, cap: sympy.Expr | None = None) -> sympy.Expr:
+    """Twice the (query, compressed entry) pairs of one sequence of T tokens on a DeepSeek-V4
+    compressed layer pooling `rate` tokens an entry, a query seeing at most `cap` entries.
+
+    Query i (1-based) sees the ⌊i/m⌋ entries whose windows it has passed (the causal_threshold
+    (position + 1) // compress_rate of modeling_deepseek_v4.py); under the full convention every
+    query sees all ⌊T/m⌋. Causal, uncapped: with q = ⌊T/m⌋ and r = T − m·q, Σ ⌊i/m⌋ =
+    m·q(q − 1)/2 + q(r + 1); capped at K the queries past i = K·m − 1 see K each."""
+    m = rate
+    full = 2 * T * (sympy.floor(T / m) if cap is None else sympy.Min(cap, sympy.floor(T / m)))
+
+    def causal(t: sympy.Expr) -> sympy.Expr:  # 2·Σ_{i ≤ t} ⌊i/m⌋
+        q = sympy.floor(t / m)
+        return m * q * (q - 1) + 2 * q * (t - m * q + 1)
+
+    if cap is None:
+        return i_causal * causal(T) + (1 - i_causal) * full
+    seen = sympy.Min(T, cap * m - 1)  # the queries that see fewer than `cap` entries
+    return i_causal * (causal(seen) + 2 * cap * (T - seen)) + (1 - i_causal) * full
+
+
 def _selected_per_sequence() -> sympy.Expr:
     """Twice the (query, key) pairs of one sequence of T tokens on a layer whose indexer picks
     K_I blocks of B_I keys per query (DSA: B_I = 1, keys).
@@ -256,7 +278,14 @@ def _selected_per_sequence() -> sympy.Expr:
 # the indexer scores all keys it sees, h_I·d_I per doubled pair (q·k over d_I), plus h_I for
 # the head weights' sum where it weighs its heads (i_hw: DSA's matmul over h_I); MiniMax-M3
 # takes a block's maximum of its keys' scores (a comparison: 0, as softmax).
-SELECTED_KEYS = _selected_per_sequence()
+# Qwen4-Exp's QSA (indexer.pooled, i_qsa; modular_qwen4_exp.py Qwen4ExpTextQSAIndexer) scores
+# the ⌊i/B_I⌋ complete blocks query i (1-based) sees, one mean-pooled key each (the mean and
+# the ReLU sum over heads elementwise: 0), h_I·d_I per doubled pair; the query attends to the
+# min(K_I, ⌊i/B_I⌋) best of them and its i − B_I·⌊i/B_I⌋ keys past them: i keys less B_I per
+# complete block beyond K_I. Full: every query sees ⌊T/B_I⌋ blocks and T keys.
+QSA_BLOCKS = _compressed_per_sequence(B_I)
+QSA_KEYS = _keys_per_sequence(T) - B_I * (QSA_BLOCKS - _compressed_per_sequence(B_I, K_I))
+SELECTED_KEYS = (1 - i_qsa) * _selected_per_sequence() + i_qsa * QSA_KEYS
 # Doge's dynamic mask (attention.dynamic_mask) selects on every global layer without an indexer:
 # a query attends to the min(K_dm, keys seen) keys its key/value head scores highest
 # (prepare_dynamic_mask's top-k), as DSA's selection of keys (B_I = 1) would.
@@ -281,27 +310,6 @@ CROSS_KEYS = 2 * T * T_img
 IMAGE_KV_PER_SEQUENCE = FMA * L_xa * T_img * params.CROSS_ATTENTION_WEIGHTS["cross_attention/kv"]
 
 
-def _compressed_per_sequence(rate: sympy.Expr, cap: sympy.Expr | None = None) -> sympy.Expr:
-    """Twice the (query, compressed entry) pairs of one sequence of T tokens on a DeepSeek-V4
-    compressed layer pooling `rate` tokens an entry, a query seeing at most `cap` entries.
-
-    Query i (1-based) sees the ⌊i/m⌋ entries whose windows it has passed (the causal_threshold
-    (position + 1) // compress_rate of modeling_deepseek_v4.py); under the full convention every
-    query sees all ⌊T/m⌋. Causal, uncapped: with q = ⌊T/m⌋ and r = T − m·q, Σ ⌊i/m⌋ =
-    m·q(q − 1)/2 + q(r + 1); capped at K the queries past i = K·m − 1 see K each."""
-    m = rate
-    full = 2 * T * (sympy.floor(T / m) if cap is None else sympy.Min(cap, sympy.floor(T / m)))
-
-    def causal(t: sympy.Expr) -> sympy.Expr:  # 2·Σ_{i ≤ t} ⌊i/m⌋
-        q = sympy.floor(t / m)
-        return m * q * (q - 1) + 2 * q * (t - m * q + 1)
-
-    if cap is None:
-        return i_causal * causal(T) + (1 - i_causal) * full
-    seen = sympy.Min(T, cap * m - 1)  # the queries that see fewer than `cap` entries
-    return i_causal * (causal(seen) + 2 * cap * (T - seen)) + (1 - i_causal) * full
-
-
 # DeepSeek-V4's compressed layers (calc.spec.attention.CompressionSpec) add to their window's
 # keys the compressed entries a query sees: an HCA layer's all of them, QKᵀ and A·V as any key
 # (one head of d_qk that is both key and value); a CSA layer's the min(K_I, entries seen) its
@@ -313,7 +321,8 @@ COMPRESSED_SCORES_PER_SEQUENCE = (
     + L_csa * (COMPRESSED_PAIR * _compressed_per_sequence(m_csa, K_I)
                + INDEXER_PAIR * _compressed_per_sequence(m_csa)))
 ATTENTION_SCORES_PER_SEQUENCE = (PAIR * PAIRS + PAIR2 * PAIRS2
-                                 + L_idx * INDEXER_PAIR * _keys_per_sequence(T)
+                                 + L_idx * INDEXER_PAIR * ((1 - i_qsa) * _keys_per_sequence(T)
+                                                           + i_qsa * QSA_BLOCKS)
                                  + L_sb * PAIR * _keys_per_sequence(T)
                                  + COMPRESSED_SCORES_PER_SEQUENCE)
 CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
@@ -321,7 +330,10 @@ CROSS_SCORES_PER_SEQUENCE = L_xa * CROSS_PAIR * CROSS_KEYS
 # in chunked ones the T − c·⌊(T − 1)/c⌋ keys of its own chunk so far; on a selecting layer the
 # visible part of its own block and K_I − 1 earlier blocks of B_I, or all T while they are fewer
 # (DSA: min(T, K_I)); under Doge's dynamic mask a global layer's min(T, K_dm).
-SELECTED_SEEN = sympy.Min(T, (K_I - 1) * B_I + (T - 1) - B_I * sympy.floor((T - 1) / B_I) + 1)
+SELECTED_SEEN = ((1 - i_qsa) * sympy.Min(
+    T, (K_I - 1) * B_I + (T - 1) - B_I * sympy.floor((T - 1) / B_I) + 1)
+    + i_qsa * (T - B_I * (sympy.floor(T / B_I) - sympy.Min(K_I, sympy.floor(T / B_I)))))
+INDEXER_SEEN = (1 - i_qsa) * T + i_qsa * sympy.floor(T / B_I)  # QSA: the complete blocks
 GLOBAL_SEEN = i_dm * sympy.Min(T, K_dm) + (1 - i_dm) * T
 CHUNK_SEEN = T - c * sympy.floor((T - 1) / c)
 INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
@@ -329,7 +341,8 @@ INFERENCE_ATTENTION_PER_TOKEN = (FMA * PAIR * (
     + (L_loc - L_loc2) * sympy.Min(T, w) + (L_chk - L_chk2) * CHUNK_SEEN
 ) + FMA * PAIR2 * (
     L_GLOBAL2 * GLOBAL_SEEN + L_loc2 * sympy.Min(T, w) + L_chk2 * CHUNK_SEEN
-) + FMA * L_idx * INDEXER_PAIR * T + FMA * PAIR * L_sb * T + FMA * L_xa * CROSS_PAIR * T_img
+) + FMA * L_idx * INDEXER_PAIR * INDEXER_SEEN + FMA * PAIR * L_sb * T
+    + FMA * L_xa * CROSS_PAIR * T_img
     # DeepSeek-V4: the ⌊T/m⌋ compressed entries of a token at context T
     + FMA * L_hca * COMPRESSED_PAIR * sympy.floor(T / m_hca)
     + FMA * L_csa * (COMPRESSED_PAIR * sympy.Min(K_I, sympy.floor(T / m_csa))

@@ -133,6 +133,7 @@ from calc.symbols import (
     i_hc,
     i_head,
     i_hf,
+    i_hg,
     i_img,
     i_keep_down,
     i_keep_exp,
@@ -156,6 +157,7 @@ from calc.symbols import (
     i_qk_head,
     i_qk_proj,
     i_qlora,
+    i_qsa,
     i_rbr,
     i_rnu,
     i_rope,
@@ -197,6 +199,7 @@ from calc.symbols import (
     q_o,
     q_rg,
     q_w,
+    r_hc,
     r_kv,
     r_lr,
     r_ng,
@@ -422,9 +425,14 @@ RECOMPUTED_UP = i_mla * i_rnu
 # and the 16-bit streams beside them (i_up), the sublayer's output cast to fp32 (4·d), and
 # 8·n_hc + 1 fp32 values (the logits, gates and the reciprocal RMS). A checkpointed layer keeps
 # its input, n_hc·d wide.
+# Qwen4-Exp's gated maps (1_hg) keep, by this convention (not measured: transformers' is
+# the same module in the activation dtype), beyond those: the gate's down output and its SiLU
+# (2·r_hc) and its up output after the sigmoid (n_hc·d, the gating product's operand).
+HC_UNGATED = 1 - i_hg
 HC_STORED = params.HC_MAPS * (
-    (1 - i_hf) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS) * q_a
-    + i_hf * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
+    (1 - i_hf * HC_UNGATED) * (2 * n_hc * d + i_hc * d + params.HC_OUTPUTS
+                                + i_hg * (2 * r_hc + n_hc * d)) * q_a
+    + i_hf * HC_UNGATED * ((4 + i_up * q_a) * n_hc * d + i_hc * 4 * (d + 8 * n_hc + 1)))
 RESIDUAL_WIDTH = d + i_hc * (n_hc - 1) * d + i_au * (n_au - 1) * d  # AltUp's n_au streams too
 # Differential attention keeps, beyond attention's own (measured on transformers 5.24's
 # DiffLlamaAttention by calc.verify.memory, the one implementation calc has seen; its two
@@ -516,7 +524,11 @@ def _scores(keys: sympy.Expr) -> sympy.Expr:
 
 
 SCORES = _scores(T)
-SELECTED_SCORES = _scores(sympy.Min(T, K_I * B_I))
+# Qwen4-Exp's QSA (i_qsa): s less B_I keys per complete block beyond its top K_I, as
+# calc.formulas.flops counts it under the full convention (every query sees all s keys)
+_QSA_BLOCKS = sympy.floor(T / B_I)
+SELECTED_SCORES = _scores((1 - i_qsa) * sympy.Min(T, K_I * B_I)
+                          + i_qsa * (T - B_I * (_QSA_BLOCKS - sympy.Min(K_I, _QSA_BLOCKS))))
 # one layer's: a selecting layer's where the model has an indexer
 LAYER_SCORES = i_dsa * SELECTED_SCORES + (1 - i_dsa) * SCORES
 # The other mixers (calc.formulas.mixers: what their kernels save). Tensor parallelism splits

@@ -102,6 +102,7 @@ from calc.symbols import (
     i_glu,
     i_hc,
     i_hcm,
+    i_hg,
     i_hw,
     i_kev,
     i_kev2,
@@ -156,6 +157,7 @@ from calc.symbols import (
     n_pb,
     n_pk,
     p_le,
+    r_hc,
     r_kv,
     r_kv2,
     r_lr,
@@ -338,12 +340,21 @@ COMPRESSION: dict[str, sympy.Expr] = {
 # scale 2) and modeling_deepseek_v4.py DeepseekV4HyperConnection (fn (2 + n)·n × n·d, base
 # (2 + n)·n, scale 3). Before the final norm one head map collapses the streams (HYV4HyperHead,
 # DeepseekV4HyperHead: hc_fn n × n·d, hc_base n, hc_scale 1).
-HC_OUTPUTS = 2 * n_hc + i_hcm * n_hc**2  # one map's outputs per token
+# Qwen4-Exp's gated low-rank maps (1_hg; transformers 5.24.0 modular_qwen4_exp.py,
+# Qwen4ExpTextGatedResidual): hc_norm, a grouped RMSNorm with γ over the n_hc·d streams,
+# input_mix_weight_down n_hc·d → r_hc and input_mix_weight_up r_hc → n_hc·d (no bias) gating
+# the normed streams, whose mean is the sublayer's input, and block_inject_weight
+# n_hc·d → n_hc spreading its output: n_hc outputs, no bias and no scale. The head map
+# (hyper_connection_mixer) is the same without block_inject_weight.
+HC_OUTPUTS = (2 - i_hg) * n_hc + i_hcm * n_hc**2  # one map's outputs per token
+HC_GATE = 2 * r_hc * n_hc * d  # a gated map's down and up projections
 HC_MAPS = 2  # per layer: before the mixer and before the FFN
-HC_WEIGHTS = {"hyper_connections/layers": HC_MAPS * HC_OUTPUTS * n_hc * d,
-              "hyper_connections/head": n_hc * n_hc * d}
+HC_WEIGHTS = {"hyper_connections/layers": HC_MAPS * (HC_OUTPUTS * n_hc * d + HC_GATE),
+              "hyper_connections/head": (1 - i_hg) * n_hc * n_hc * d + HC_GATE}
 HYPER_CONNECTIONS: dict[str, sympy.Expr] = {
-    "hyper_connections/layers": HC_MAPS * (HC_OUTPUTS * (n_hc * d + 1) + i_hc * (2 + i_hcm))}
+    "hyper_connections/layers": HC_MAPS * (
+        HC_OUTPUTS * (n_hc * d + 1 - i_hg) + HC_GATE + (i_hc - i_hg) * (2 + i_hcm)
+        + i_hg * n_hc * d)}
 
 # One attention layer's attention: every key is multiplied by L_att in the totals.
 ATTENTION: dict[str, sympy.Expr] = {
@@ -481,7 +492,8 @@ ONCE: dict[str, sympy.Expr] = {
     # OPT (modeling_opt.py): project_in d_emb → d after the embedding, project_out d → d_emb
     # before the head, both without bias, when word_embed_proj_dim differs from hidden_size.
     "embedding_projection": i_proj * 2 * d_emb * d,
-    "hyper_connections/head": HC_WEIGHTS["hyper_connections/head"] + n_hc + i_hc,
+    "hyper_connections/head": (HC_WEIGHTS["hyper_connections/head"]
+                               + (1 - i_hg) * n_hc + i_hc - i_hg + i_hg * n_hc * d),
     # A drafter (modeling_gemma4_assistant.py, Gemma4AssistantForCausalLM): pre_projection
     # Linear(2·D, d) of the target's [embedding, hidden state] and post_projection Linear(d, D),
     # both bias=False; D = 0 without a drafter

@@ -44,6 +44,7 @@ WRAPPERS: dict[str, tuple[str, TieRule, bool]] = {
     "got_ocr2": ("qwen2", "top", True),
     "qwen3_5": ("qwen3_5_text", "top", False),
     "qwen3_5_moe": ("qwen3_5_moe_text", "top", False),
+    "qwen4_exp": ("qwen4_exp_text", "top", False),
     "fuyu": ("persimmon", "top", False),
     "moss_transcribe_diarize": ("qwen3", "top", True),
     "emu3": ("emu3_text_model", "top", False),

@@ -74,6 +74,7 @@ from calc.hf.families import (
     persimmon,
     phi,
     qwen,
+    qwen4_exp,
     recurrent_gemma,
     rwkv,
     sarvam,
@@ -241,6 +242,7 @@ MODEL_TYPES: tuple[ModelType, ...] = (
     aria.ARIA_TEXT,
     biogpt.BIOGPT,
     emu3.EMU3_TEXT_MODEL,
+    qwen4_exp.QWEN4_EXP_TEXT,
 )
 
 _BY_NAME = {entry.name: entry for entry in MODEL_TYPES}

@@ -17,34 +17,6 @@ from calc.hf.registry import supported_types
 
 # Model types transformers builds that the spec cannot express exactly, and the missing feature.
 NEEDS = {
-    # DeepSeek Sparse Attention itself is attention.indexer (deepseek_v32, glm_moe_dsa, axk2,
-    # dots3_note_text read; minimax_m3_vl_text's block-sparse layers are its block_size form),
-    # and DeepSeek-V4's compressed layers (CSA with its indexer over the compressed entries,
-    # HCA) attention.compression (deepseek_v4 reads every layer kind); these types add to them
-    # what the spec lacks.
-    # modular_qwen4_exp.py (transformers 5.24.0), three parts the spec lacks, each needed:
-    # - Qwen4ExpTextGatedResidual is not spec.hyper_connections: before each sublayer a grouped
-    #   RMSNorm with γ (n·d) normalises the n streams, a low-rank map n·d → hc_lowrank → n·d
-    #   (SiLU, then sigmoid) gates every normed element, the sublayer's input is the streams'
-    #   mean, and block_inject_weight (n·d → n) spreads its output; the layers have no
-    #   input/post-attention norms and the model no final norm: hyper_connection_mixer (norm,
-    #   down, up) collapses the streams instead.
-    # - Qwen4ExpTextQSAIndexer is not attention.indexer's block form (MiniMax-M3: per-key
-    #   scores max-pooled per block, per-head choices, the own block always kept): one fused
-    #   index_qk_proj d → (h_I + 1)·d_I, keys mean-pooled over indexer_compress_ratio tokens,
-    #   then RMSNorm and RoPE at the block's start, a block scored by Σ_h ReLU(q·k)/√d_I, and
-    #   each query attends to the top indexer_budget/ratio complete blocks plus the visible
-    #   tokens past the last complete block. Every indexed_attention layer builds it, so
-    #   Qwen4ExpTextConfig()'s defaults (indexer_* None) build no model at all.
-    # - Qwen4ExpTextPLELayer (on ple_layer_ids) is not spec.per_layer_embeddings: hashed
-    #   2..ngram_size-gram embeddings ((ngram_size − 1)·heads_per_ngram heads, each its own
-    #   prime-sized slice of one table of ple_embed_dim/heads columns per layer), projected to a
-    #   value (e → d) and one key per stream (e → n·d); sigmoid of the signed square root of
-    #   key·normed stream/√d gates the value per stream, plus a dilated depthwise convolution
-    #   (ple_conv_kernel_size taps, dilation ngram_size) over the n·d gated values.
-    "qwen4_exp_text": "hyper-connections of gated low-rank stream means without layer norms, "
-                      "sparse attention whose QSA indexer selects blocks of mean-pooled keys, "
-                      "and per-layer hashed n-gram embeddings keyed per residual stream",
     # modular_inkling2_loop.py: Inkling2's layers (inkling2_text, read), with layers
     # loop_layer_index_start to loop_layer_index_end run loop_num_passes times per token (a
     # cache slot per pass): that schedule is loop.runs [[0, s-1, 1], [s, e-1, passes],

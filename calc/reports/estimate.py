@@ -267,11 +267,13 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
     attention, Doge's dynamic mask and product-key experts, Inkling's relative bias and
     residual convolutions, ZAYA1's CCA and MLP router, residual scales, a shared block, looped
     layers, nGPT's scales, per-layer embeddings, Gemma 3n's AltUp or LAuReL, cross-attention
-    layers, and the scans (Mamba, gated DeltaNet, short convolutions and the other recurrent
-    mixers)."""
+    layers, hyper-connections, and the scans (Mamba, gated DeltaNet, short convolutions and the
+    other recurrent mixers)."""
     att = spec.attention
     parts = ((att.indexer is not None and att.mla is not None, counting.SPARSE_ATTENTION),
-             (att.indexer is not None and att.mla is None, counting.BLOCK_SPARSE_ATTENTION),
+             (att.indexer is not None and att.mla is None and not att.indexer.pooled,
+              counting.BLOCK_SPARSE_ATTENTION),
+             (att.indexer is not None and att.indexer.pooled, counting.QSA_ATTENTION),
              (att.compression is not None, counting.COMPRESSED_ATTENTION),
              (att.differential, counting.DIFFERENTIAL_ATTENTION),
              (att.dynamic_mask is not None, counting.DYNAMIC_MASK),
@@ -289,6 +291,7 @@ def _part_sentences(spec: ModelSpec) -> list[str]:
              (spec.altup is not None or spec.laurel is not None, counting.ALTUP_LAUREL),
              (spec.cross_attention is not None, counting.CROSS_ATTENTION),
              (att.cca is not None, counting.CCA),
+             (spec.hyper_connections is not None, counting.HYPER_CONNECTIONS),
              (spec.moe is not None and spec.moe.router_mlp is not None, counting.ROUTER_MLP),
              (spec.residual_scales is not None, counting.RESIDUAL_SCALES),
              (bool(set(spec.mixer_kinds) - {"attention", "cross_attention"}), counting.SCANS))

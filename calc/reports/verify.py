@@ -38,7 +38,8 @@ CONVENTIONS = [
     "multiply, add or subtract on the "
     "state counted as one FLOP per element by calc.verify.count.StateCounter, its reads as "
     "matmuls by FlopCounterMode.",
-    "DeepSeek Sparse Attention and MiniMax-M3's block-sparse attention: the indexer's top-k "
+    "DeepSeek Sparse Attention, MiniMax-M3's block-sparse attention and Qwen4-Exp's QSA: the "
+    "indexer's top-k "
     "selection passes no gradient, so torch's backward has none of the indexer's products (its "
     "projections and its scores over every key); the backward check leaves them out. calc's "
     "training FLOPs count the indexer as trained (3 × forward), as by a loss of its own.",
@@ -168,7 +169,8 @@ def verify(spec: ModelSpec, seq_len: int | None = None, *, batch: int = 1,
 def _selection(spec: ModelSpec, by_component: dict[str, int], t: int, batch: int) -> int:
     """The forward FLOPs no gradient reaches: DSA's indexers (their projections, and their
     scores q·k and head sum over all t keys of each of t queries: 2·h_I·(d_I + 1) per pair;
-    MiniMax-M3's, without MLA, have no head sum: 2·h_I·d_I);
+    MiniMax-M3's, without MLA, have no head sum: 2·h_I·d_I; Qwen4-Exp's QSA over the ⌊t/B⌋
+    pooled keys);
     DeepSeek-V4's CSA indexers (the same over the ⌊t/m⌋ entries) and its compressors while t
     is shorter than their window (they make no entry)."""
     att = spec.attention
@@ -176,7 +178,9 @@ def _selection(spec: ModelSpec, by_component: dict[str, int], t: int, batch: int
     total = 0
     if indexer is not None:
         weights = int(att.mla is not None)
-        scores = 2 * indexer.n_heads * (indexer.head_dim + weights) * t * t * batch
+        # QSA's scores are over the ⌊t/B⌋ pooled keys of the complete blocks
+        keys = t // indexer.block_size if indexer.pooled else t
+        scores = 2 * indexer.n_heads * (indexer.head_dim + weights) * t * keys * batch
         total += by_component.get("attention/indexer", 0) + spec.n_indexer_layers * scores
     if comp is not None:
         if comp.indexer is not None:

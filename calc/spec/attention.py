@@ -70,6 +70,15 @@ class IndexerSpec(Frozen):
         description="keys of one block the indexer selects whole (MiniMax-M3's "
                     "index_block_size; 1: DSA selects keys); a query attends to the visible "
                     "part of its own block and topk − 1 earlier blocks")
+    pooled: bool = Field(
+        False,
+        description="Qwen4-Exp's QSA (Qwen4ExpTextQSAIndexer): blocks are scored by their "
+                    "keys' mean (one key per complete block of block_size, normed and turned "
+                    "at the block's start), a block's score Σ_heads ReLU(q·k)/√d_I shared by "
+                    "every query head, and a query attends to the topk best complete blocks "
+                    "plus its visible keys past the last complete one (no block forced); "
+                    "without attention.mla; the queries and key from one fused projection "
+                    "(index_qk_proj d → (n_heads + 1)·head_dim, the same weights)")
     shared_layers: tuple[int, ...] = Field(
         (), max_length=MAX_LAYERS,
         description="0-based attention layers without an indexer of their own, which reuse the "
@@ -486,6 +495,9 @@ class AttentionSpec(Frozen):
                 raise ValueError(f"attention.indexer.head_dim={indexer.head_dim} must be >= "
                                  f"attention.mla.qk_rope_head_dim={mla.qk_rope_head_dim} (RoPE "
                                  f"turns that part of each indexer head)")
+            if indexer.pooled:
+                raise ValueError("attention.indexer.pooled (Qwen4-Exp's QSA) projects its "
+                                 "queries from the residual: not with attention.mla")
             if indexer.block_size != 1:
                 raise ValueError(f"attention.indexer.block_size={indexer.block_size} with "
                                  f"attention.mla: DSA's indexer selects keys (1); blocks are "
@@ -495,7 +507,7 @@ class AttentionSpec(Frozen):
                 raise ValueError("attention.indexer without attention.mla is not defined with "
                                  "attention.experts, attention.differential or "
                                  "attention.q_lora_rank")
-            if self.n_heads % indexer.n_heads:
+            if self.n_heads % indexer.n_heads and not indexer.pooled:  # QSA: one selection
                 raise ValueError(f"attention.indexer.n_heads={indexer.n_heads} must divide "
                                  f"attention.n_heads={self.n_heads} (each indexer head selects "
                                  f"for a group of query heads)")

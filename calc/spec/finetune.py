@@ -541,6 +541,14 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
                 f"lora_targets=all-linear: {spec.name}'s gated norms (norm.gate_rank) have "
                 f"their own fc1/fc2 projections, which calc does not adapt; name targets from "
                 f"{', '.join(shapes)}")
+        hc = spec.hyper_connections
+        if hc is not None and hc.gate_rank:
+            # Qwen4ExpTextGatedResidual's input_mix_weight_down/_up and block_inject_weight
+            # (modular_qwen4_exp.py) are nn.Linear modules all-linear would adapt
+            raise CalcError(
+                f"lora_targets=all-linear: {spec.name}'s gated hyper-connection maps "
+                f"(hyper_connections.gate_rank) are nn.Linear modules, which PEFT adapts and "
+                f"calc does not; name targets from {', '.join(shapes)}")
         moe = spec.moe
         if (moe is not None and moe.router_mlp is not None and spec.n_moe_layers) or (
                 spec.attention.cca is not None and spec.n_attention_layers):
@@ -603,9 +611,11 @@ def resolve_targets(spec: ModelSpec, finetune: FineTune) -> tuple[str, ...]:
             f"projections named gate_proj, which PEFT's gate_proj adapts beside the FFN's and "
             f"calc does not count; name targets from {', '.join(t for t in shapes if t != 'gate')}")
     own = [t for t in ("q", "k") if t in targets]
-    if own and att.indexer is not None and att.mla is None and spec.n_indexer_layers:
+    if (own and att.indexer is not None and att.mla is None and not att.indexer.pooled
+            and spec.n_indexer_layers):
         # modeling_minimax_m3_vl.py MiniMaxM3VLIndexer: q_proj and k_proj, which PEFT's q_proj
-        # and k_proj select beside the attention's
+        # and k_proj select beside the attention's (Qwen4-Exp's QSA fuses them into
+        # index_qk_proj, which neither selects)
         raise CalcError(
             f"lora_targets={','.join(own)}: {spec.name}'s block-sparse indexer (attention.indexer "
             f"without MLA, MiniMax-M3's) has its own {'/'.join(t + '_proj' for t in own)}, which "

@@ -422,6 +422,22 @@ class HyperConnectionsSpec(Frozen):
     residual_mix: bool = Field(
         False, description="each map also yields an n × n matrix mixing the streams "
                            "(DeepSeek-V4's mHC comb; HunYuan V4's HYV4HyperConnection drops it)")
+    gate_rank: int | None = Field(
+        None, ge=1, le=MAX_WIDTH,
+        description="the gated low-rank form (Qwen4-Exp's Qwen4ExpTextGatedResidual, "
+                    "hc_lowrank r): each map norms the streams group-wise with a γ of n·d "
+                    "(an RMSNorm per stream), gates every normed element by σ(W_up SiLU(W_down "
+                    "y / n)) (n·d → r → n·d, no bias), takes the streams' mean as the "
+                    "sublayer's input and spreads its output by 2σ(W_inj y / n) (n·d → n); "
+                    "the head map is the same without W_inj. The maps' norms replace the "
+                    "layers' and the final norm (the model has neither)")
+
+    @model_validator(mode="after")
+    def _gated(self) -> HyperConnectionsSpec:
+        if self.gate_rank is not None and self.residual_mix:
+            raise ValueError(f"hyper_connections.gate_rank={self.gate_rank} (Qwen4-Exp's "
+                             f"gated maps) mixes no streams: residual_mix must be false")
+        return self
 
 
 class LayersSpec(Frozen):

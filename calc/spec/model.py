@@ -566,6 +566,19 @@ class ModelSpec(Frozen):
             raise ValueError(f"hyper_connections is defined for pre-norm layers of a mixer "
                              f"and an FFN, with the embedding and head at d_model, and no "
                              f"multi-token prediction; not with {why}")
+        rank = self.hyper_connections.gate_rank if self.hyper_connections else None
+        # Qwen4ExpTextDecoderLayer has no input or post-attention norm and Qwen4ExpTextModel
+        # no final norm: the maps' grouped RMSNorms are the model's only norms
+        why = ("norm.kind='layernorm'" if self.norm.kind != "rmsnorm"
+               else "norm.final=True" if self.norm.final
+               else "norm.embedding=True" if self.norm.embedding
+               else "norm.sub_norms=True" if self.norm.sub_norms
+               else "norm.weights=False" if not self.norm.weights
+               else f"norm.gate_rank={self.norm.gate_rank}" if self.norm.gate_rank
+               else None)
+        if rank is not None and why is not None:
+            raise ValueError(f"hyper_connections.gate_rank={rank}: its maps' grouped RMSNorms "
+                             f"(with γ) replace the layers' and the final norm; not with {why}")
 
     def _check_hash_layers(self) -> None:
         """A hash-routed layer is an MoE layer of the model (DeepseekV4SparseMoeBlock builds a
@@ -1051,6 +1064,8 @@ class ModelSpec(Frozen):
         half of that without an FFN (Mamba: 1)."""
         if self.parallel_block:
             return self.parallel_norms
+        if self.hyper_connections is not None and self.hyper_connections.gate_rank:
+            return 0  # the gated maps' grouped norms replace them (Qwen4ExpTextDecoderLayer)
         per_sublayer = 2 if self.norm.placement == "sandwich" else 1
         return per_sublayer * (2 if self.has_ffn else 1)
 

@@ -378,11 +378,18 @@ def _hyper_connection_matmuls(spec: ModelSpec, flops: dict[str, float]) -> list[
     if hc is None:
         return []
     n, width = hc.streams, hc.streams * spec.d_model
+    layers, head = flops["hyper_connections/layers"], flops["hyper_connections/head"]
+    rank, maps = hc.gate_rank, 2 * spec.n_layers
+    if rank:  # the gated maps: down n·d → r, up r → n·d, inject n·d → n (not on the head)
+        share = layers / (2 * rank + n)
+        return [Matmul("hyper_connections/layers", share * rank, rank, width, maps, "none"),
+                Matmul("hyper_connections/layers", share * rank, width, rank, maps, "none"),
+                Matmul("hyper_connections/layers", share * n, n, width, maps, "none"),
+                Matmul("hyper_connections/head", head / 2, rank, width, 1, "none"),
+                Matmul("hyper_connections/head", head / 2, width, rank, 1, "none")]
     outputs = 2 * n + (n * n if hc.residual_mix else 0)
-    return [Matmul("hyper_connections/layers", flops["hyper_connections/layers"], outputs,
-                   width, 2 * spec.n_layers, "none"),
-            Matmul("hyper_connections/head", flops["hyper_connections/head"], n, width, 1,
-                   "none")]
+    return [Matmul("hyper_connections/layers", layers, outputs, width, maps, "none"),
+            Matmul("hyper_connections/head", head, n, width, 1, "none")]
 
 
 def _zaya_bytes(spec: ModelSpec) -> int:
@@ -420,6 +427,9 @@ def _hyper_connection_bytes(spec: ModelSpec) -> int:
         return 0
     width, d = hc.streams * spec.d_model, spec.d_model
     per_map = 2 * width + (width + d) + (d + 2 * width)
+    if hc.gate_rank:  # the gated maps: the gate's SiLU (2r) and sigmoid (2·n·d), and the
+        # gating product (reads 2·n·d, writes n·d) before the mean
+        per_map += 2 * hc.gate_rank + 5 * width
     return 2 * spec.n_layers * per_map + 2 * width + (width + d)
 
 

@@ -24,7 +24,14 @@ from torch import Tensor, nn
 
 from calc.spec import ModelSpec
 from calc.verify.compressor import CompressedIndexer, Compressor, select_entries, visible
-from calc.verify.indexer import BlockIndexer, Indexer, attend_selected, select, select_blocks
+from calc.verify.indexer import (
+    BlockIndexer,
+    Indexer,
+    attend_selected,
+    select,
+    select_blocks,
+    select_pooled,
+)
 from calc.verify.moa import ExpertOutputs, ExpertQueries
 from calc.verify.parts import (
     CausalConv,
@@ -310,7 +317,9 @@ class Attention(nn.Module):
             q = rope(q, positions)
         k, v = self._own_kv(x, positions) if self.kv is not None else self._read_kv(q)
         if isinstance(self.indexer, BlockIndexer):  # MiniMax-M3: the residual's queries
-            self.selected = select_blocks(self.indexer, *self.indexer(x, positions))
+            q_i, k_i = self.indexer(x, positions)
+            self.selected = (select_pooled(self.indexer, q_i, k_i, positions)
+                             if self.indexer.pooled else select_blocks(self.indexer, q_i, k_i))
         if self.differential is not None:  # the first half's values beside the second half's
             v = torch.cat([half.repeat(1, 2, 1, 1) for half in v.chunk(2, dim=1)], dim=-1)
         if self.dynamic is not None:  # each key's score from its value, per key/value head

@@ -35,7 +35,10 @@ paths are what FlopCounterMode sees:
   and A·V over all T keys, where calc counts the min(index_topk, T) selected ones; MiniMax-M3's
   minimax_m3_sparse layers (MiniMaxM3VLAttention, MiniMaxM3VLIndexer.build_block_mask on the
   eager and SDPA paths) the same, where calc counts the min(index_topk_blocks ·
-  index_block_size, T) keys of the selected blocks;
+  index_block_size, T) keys of the selected blocks; Qwen4-Exp's indexed_attention layers
+  (Qwen4ExpTextAttention) the same, where calc counts the keys of the top indexer_budget /
+  ratio complete blocks and those past them, and its QSA indexer's per-query loop scores the
+  ⌊i/ratio⌋ complete blocks query i sees, where calc's full convention scores ⌊T/ratio⌋;
 - Doge's dynamic mask (DogeAttention.prepare_dynamic_mask, eager and SDPA paths) folds the keys
   outside each query's keep_window_size best-scored ones into the attention mask (a top-k, then
   masked_fill with the dtype's minimum) and computes QKᵀ and A·V over all T keys, where calc
@@ -247,7 +250,19 @@ def transformers_flops(spec: ModelSpec, hf_config: dict[str, Any], t: int
                   + flops.components.get(relative, 0)) * t
         changed.append("sliding layers: every key scored, those outside the window masked")
     indexer = spec.attention.indexer
-    if indexer is not None and indexer.topk * indexer.block_size < t:
+    if indexer is not None and indexer.pooled:
+        pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
+        size = indexer.block_size
+        blocks = t // size
+        keys = t - size * (blocks - min(indexer.topk, blocks))
+        total += spec.n_selecting_layers * pair * t * (t - keys)
+        # the indexer's loop scores each query's own complete blocks, ⌊i/B⌋ for query i
+        seen = sum((i + 1) // size for i in range(t))
+        total += spec.n_indexer_layers * FMA * indexer.n_heads * indexer.head_dim * (
+            seen - t * blocks)
+        changed.append("Qwen4-Exp QSA: attention over every key, the unselected ones masked; "
+                       "the indexer scores the complete blocks each query sees")
+    elif indexer is not None and indexer.topk * indexer.block_size < t:
         pair = FMA * spec.attention.n_heads * (spec.head_dim_qk + spec.head_dim_v)
         # the selecting layers only: dots3's sliding layers and MiniMax-M3's full_attention
         # layers have no indexer

@@ -102,6 +102,9 @@ class LanguageModel(nn.Module):
 META_FORWARD_UNRUNNABLE = {
     "dbrx": "DbrxExperts loops over the experts its tokens picked (torch.nonzero), whose size "
             "the meta device cannot know",
+    **dict.fromkeys(("qwen4_exp_text", "qwen4_exp"), (
+        "Qwen4ExpTextQSAIndexer finds each query's visible keys by torch.nonzero, whose size "
+        "the meta device cannot know")),
 }
 
 

@@ -1,7 +1,8 @@
 """Selecting attention in the reference model: DeepSeek Sparse Attention's lightning indexer
 (DeepSeek-V3.2-Exp; transformers 5.24.0 modeling_deepseek_v32.py, DeepseekV32Indexer and
 DeepseekV32Attention), MiniMax-M3's block indexer (modeling_minimax_m3_vl.py
-MiniMaxM3VLIndexer), and the attention over the keys they select.
+MiniMaxM3VLIndexer), Qwen4-Exp's QSA (modular_qwen4_exp.py Qwen4ExpTextQSAIndexer: blocks
+scored by their mean-pooled keys), and the attention over the keys they select.
 
 The indexers' projections are tagged attention/indexer; their scores against every key and the
 attention over the selected keys run in the attention module, tagged attention/scores, as
@@ -73,7 +74,7 @@ class BlockIndexer(nn.Module):
         indexer = spec.attention.indexer
         assert indexer is not None
         self.heads, self.width, self.topk = indexer.n_heads, indexer.head_dim, indexer.topk
-        self.block = indexer.block_size
+        self.block, self.pooled = indexer.block_size, indexer.pooled
         self.rope = spec.position.kind == "rope"
         self.q = linear(spec.d_model, self.heads * self.width, False, "attention/indexer")
         self.k = linear(spec.d_model, self.width, False, "attention/indexer")
@@ -81,13 +82,43 @@ class BlockIndexer(nn.Module):
         self.k_norm = tag(nn.RMSNorm(self.width), "attention/indexer")
 
     def forward(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor]:
-        """Queries [B, h_I, T, d_I] and keys [B, 1, T, d_I]."""
+        """Queries [B, h_I, T, d_I] and keys [B, 1, T, d_I] (QSA's keys raw: its norm and
+        RoPE act on the pooled keys, select_pooled)."""
         b, t, _ = x.shape
         q = self.q_norm(self.q(x).view(b, t, self.heads, self.width)).transpose(1, 2)
-        k = self.k_norm(self.k(x))[:, None]
+        k = self.k(x)[:, None]
+        if self.pooled:
+            return (rope(q, positions) if self.rope else q), k
+        k = self.k_norm(k)
         if self.rope:
             q, k = rope(q, positions), rope(k, positions)
         return q, k
+
+
+def select_pooled(indexer: BlockIndexer, q: Tensor, k: Tensor, positions: Tensor) -> Tensor:
+    """QSA's keys for each query [B, T, K·B + tail] (Qwen4ExpTextQSAIndexer), counted as every
+    query sees all T keys (calc's full convention): the ⌊T/B⌋ complete blocks' keys averaged,
+    normed and turned at the block's start, scored by Σ_heads ReLU(q·k) (2·h_I·d_I per
+    block), the top min(K, ⌊T/B⌋) blocks' keys and the keys past the last complete block. A
+    block not complete at the query is chosen last, the earliest first (its visible keys are
+    the query's own tail; attend_selected masks the rest)."""
+    b, _, t, _ = q.shape
+    size = indexer.block
+    n = t // size
+    tail = torch.arange(n * size, t, device=q.device).expand(b, t, -1)
+    if n == 0:
+        return tail
+    pooled = indexer.k_norm(k[:, :, : n * size].unflatten(2, (n, size)).mean(3))
+    if indexer.rope:
+        pooled = rope(pooled, positions[: n * size: size])
+    scores = (F.relu(q @ pooled.transpose(-2, -1)).sum(1)
+              * indexer.width**-0.5)  # [B, T, n]
+    block = torch.arange(n, device=q.device)
+    incomplete = (block[None, :] + 1) * size - 1 > torch.arange(t, device=q.device)[:, None]
+    scores = torch.where(incomplete, -1e30 * (1 + block.to(scores.dtype)), scores)
+    chosen = scores.topk(min(indexer.topk, n), dim=-1).indices  # [B, T, K]
+    keys = (chosen[..., None] * size + torch.arange(size, device=q.device)).flatten(-2)
+    return torch.cat([keys, tail], dim=-1)
 
 
 def select_blocks(indexer: BlockIndexer, q: Tensor, k: Tensor) -> Tensor:

@@ -475,7 +475,9 @@ class Block(nn.Module):
     def _streams(self, x: Tensor, positions: Tensor) -> Tensor:
         """A pre-norm layer on hyper-connected streams x [B, T, n, d] (HYV4DecoderLayer)."""
         assert self.hc is not None and self.spread is not None
-        n, (mixer_map, ffn_map) = self.norms, self.hc
+        mixer_map, ffn_map = self.hc
+        # the gated maps' own norms replace the layer's (Qwen4ExpTextDecoderLayer: none)
+        n = self.norms if len(self.norms) else (nn.Identity(), nn.Identity())
         post, mix, a = mixer_map(x)
         x = self.spread(post, mix, self.attention(n[0](a), positions), x)
         post, mix, a = ffn_map(x)

@@ -261,7 +261,7 @@ QWEN3_NEXT = ModelType(
 # them: calc.hf.multimodal): Qwen3-Next's layers, every FFN the dense MLP (qwen3_5_text) or
 # every FFN the MoE (qwen3_5_moe_text, which has no dense MLP and no intermediate_size).
 # No writers: qwen3_next's holds their specs.
-_QWEN3_5_TEXT = {
+QWEN3_5_TEXT_DEFAULTS = {
     "vocab_size": 248320, "hidden_act": "silu", "max_position_embeddings": 32768,
     "tie_word_embeddings": False, "attention_bias": False, "head_dim": 256,
     "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
@@ -271,7 +271,7 @@ _QWEN3_5_TEXT = {
 QWEN3_5_TEXT = ModelType(
     "qwen3_5_text",
     lambda c: read_gated_deltanet_hybrid(c, [False] * c.size("num_hidden_layers")),
-    defaults={**_QWEN3_5_TEXT, "hidden_size": 4096, "intermediate_size": 12288,
+    defaults={**QWEN3_5_TEXT_DEFAULTS, "hidden_size": 4096, "intermediate_size": 12288,
               "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 4})
 
 
@@ -283,7 +283,7 @@ def _read_qwen3_5_moe_text(c: HFConfig) -> dict[str, Any]:
 
 QWEN3_5_MOE_TEXT = ModelType(
     "qwen3_5_moe_text", _read_qwen3_5_moe_text,
-    defaults={**_QWEN3_5_TEXT, "hidden_size": 2048, "num_hidden_layers": 40,
+    defaults={**QWEN3_5_TEXT_DEFAULTS, "hidden_size": 2048, "num_hidden_layers": 40,
               "num_attention_heads": 16, "num_key_value_heads": 2, "moe_intermediate_size": 512,
               "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8,
               "num_experts": 256})
