@@ -302,8 +302,9 @@ def model_specs(draw, max_width: int = 64, max_layers: int = 4, max_vocab: int =
         spec = spec.updated(**{"norm.first_mixer_norm": False})
     if (spec.norm.placement == "pre" and not spec.parallel_block and not spec.mtp_modules
             and spec.shared_block is None and spec.norm.first_mixer_norm
+            and (spec.hyper_connections is None or spec.hyper_connections.gate_rank is None)
             and draw(st.booleans())):
-        # A.X-K2's gated pre-norms
+        # A.X-K2's gated pre-norms (not where Qwen4-Exp's gated maps hold the only norms)
         spec = spec.updated(**{"norm.gate_rank": draw(st.integers(1, 4))})
     att = spec.attention
     if (att.output_gate and att.output_gate_per == "channel" and not att.output_gate_bias
@@ -415,9 +416,9 @@ def _inkling_parts(draw, spec: calc.ModelSpec) -> calc.ModelSpec:
 @st.composite
 def block_sparse_specs(draw) -> calc.ModelSpec:
     """MiniMax-M3's block-sparse attention or Qwen4-Exp's QSA (attention.indexer without MLA,
-    pooled or not): GQA heads with or
-    without per-head QK norms, global layers that select K blocks of B keys or attend to every
-    key (indexer.dense_layers), sliding and lightning layers beside them, dense or MoE FFNs."""
+    pooled or not): GQA heads with or without per-head QK norms, global layers that select K
+    blocks of B keys or attend to every key (indexer.dense_layers), sliding and lightning layers
+    beside them, dense or MoE FFNs."""
     heads = draw(st.integers(1, 4))
     layers = draw(st.integers(1, 5))
     kinds = draw(st.lists(st.sampled_from(["global", "local"]), min_size=1, max_size=2))
