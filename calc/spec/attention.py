@@ -408,11 +408,15 @@ class AttentionSpec(Frozen):
             raise ValueError("attention.sink_proj=true needs attention.sinks=true")
         if self.sink_proj and "chunked" in self.pattern:
             raise ValueError("attention.sink_proj is not defined with chunked layers")
-        if self.sink_proj and (self.indexer is not None or self.dynamic_mask is not None
-                               or self.compression is not None):
-            # Inkling 2 selects no keys; a sink per token over selected keys is no model's
-            raise ValueError("attention.sink_proj is not defined with a selecting attention "
-                             "(attention.indexer, dynamic_mask or compression)")
+        selecting = (self.indexer is not None or self.dynamic_mask is not None
+                     or self.compression is not None)
+        # Inkling's relative bias and Inkling 2's token sinks score every key; no model has
+        # them over the keys a selecting attention keeps
+        for name, on in (("sink_proj", self.sink_proj),
+                         ("relative_logits", self.relative_logits is not None)):
+            if on and selecting:
+                raise ValueError(f"attention.{name} is not defined with a selecting attention "
+                                 f"(attention.indexer, dynamic_mask or compression)")
         if self.output_gate_per == "head" and not self.output_gate:
             raise ValueError("attention.output_gate_per='head' needs attention.output_gate=true")
         if self.experts is not None:

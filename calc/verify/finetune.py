@@ -103,7 +103,9 @@ def add_adapters(model: nn.Module, spec: ModelSpec, finetune: FineTune) -> nn.Mo
     r = finetune.rank
     for module in list(model.layers.modules()):  # not the MTP blocks, which calc counts apart
         if isinstance(module, Attention):
-            if "q" in targets:
+            # MLA's queries come through its latent projections, no q target (calc's "q" is
+            # then another mixer's, the mLSTM's)
+            if "q" in targets and module.mla is None:
                 module.q = _adapt(module.q, [module.q.out_features], [True], r)
             # the layer's own K/V heads (attention.kind_shapes); a kv-shared layer has none, a
             # layer whose keys are its values no W_V
