@@ -924,42 +924,25 @@ def test_random_beam_configs_match_transformers_and_export_back(config):
     assert_matches(spec, exported_as(spec, "beam"), MIN_WINDOW)
 
 
-# ---- Kimi Delta Attention (deltanet.gate "channel") beside NoPE MLA ------------------------
-@st.composite
-def _kimi_linear_configs(draw) -> dict:
-    return {"model_type": "kimi_linear", "vocab_size": draw(st.integers(1, 50)), **_NO_TOKENS,
-            **draw(STRATEGIES["kimi_linear"]("kimi_linear"))}
-
-
+# ---- Kimi Delta Attention beside MLA: low-rank gates (kimi_linear), full-rank (bailing_hybrid) -
+@pytest.mark.parametrize("model_type", ["kimi_linear", "bailing_hybrid"])
 @one_feature
-@given(_kimi_linear_configs())
-def test_random_kimi_linear_configs_match_transformers_and_export_back(config):
-    """KDA's q/k/v/b projections, low-rank decay and output gates, per-channel dt_bias and
-    chunked rule, the MLA layers and the MoE placement against transformers, and back through
-    kimi_linear's writer (no other writer holds the channel gate)."""
-    spec = spec_from_hf_config(config)
-    assert_matches(spec, config, 70)  # past one 64-token chunk of the delta rule
-    exported = hf_config_from_spec(spec)
-    assert shape(spec_from_hf_config(exported)) == shape(spec)
-    if spec.layer_counts["deltanet"]:
-        assert exported["model_type"] == "kimi_linear"
-
-
-# ---- full-rank Kimi Delta Attention beside gated MLA (bailing_hybrid) -----------------------
-@one_feature
-@given(st.builds(dict, STRATEGIES["bailing_hybrid"]("bailing_hybrid"),
-                 vocab_size=st.integers(1, 50)))
-def test_random_bailing_hybrid_configs_match_transformers_and_export_back(config):
-    """Ling 3's KDA with its full-rank decay and output gate (f_proj, g_proj), the gated MLA
-    layers and the MoE placement against transformers, past one 64-token chunk of the rule;
-    and back through bailing_hybrid's writer (no other writer holds full-rank KDA gates)."""
-    config = {"model_type": "bailing_hybrid", **_NO_TOKENS, **config}
+@given(data=st.data())
+def test_random_kda_configs_match_transformers_and_export_back(model_type, data):
+    """KDA's q/k/v/b projections, its decay and output gates (Kimi Linear's low-rank f_a/f_b
+    and g_a/g_b, Ling 3's full-rank f_proj and g_proj), per-channel dt_bias and chunked rule,
+    the MLA layers (Ling 3's with a sigmoid gate per head) and the MoE placement against
+    transformers, past one 64-token chunk of the rule; and back through the type's own writer
+    (no other writer holds its KDA gates)."""
+    config = {"model_type": model_type, **_NO_TOKENS,
+              "vocab_size": data.draw(st.integers(1, 50)),
+              **data.draw(STRATEGIES[model_type](model_type))}
     spec = spec_from_hf_config(config)
     assert_matches(spec, config, 70)
     exported = hf_config_from_spec(spec)
     assert shape(spec_from_hf_config(exported)) == shape(spec)
     if spec.layer_counts["deltanet"]:
-        assert exported["model_type"] == "bailing_hybrid"
+        assert exported["model_type"] == model_type
 
 
 # ---- MiniMax-M3's text model, its block-sparse layers beside full ones ------------------------
