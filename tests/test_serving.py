@@ -132,6 +132,27 @@ def test_arrivals_at_a_rate_keep_littles_law(cli, rate):
     assert faster["tpot_s"] > s["tpot_s"]
 
 
+def test_the_median_gap_is_a_decode_iteration_unless_most_gaps_hold_a_prefill():
+    """Without chunked prefill (SGLang) prompts stall decoding: the mean gap between tokens
+    (TPOT) spreads the stalls over every token; the median gap, what a median inter-token
+    latency reads, is a plain decode iteration while fewer than half the gaps hold a prefill
+    iteration, and one that holds it once most do."""
+    from calc.presets import load_preset, system_for_gpu
+    from calc.serving.layouts import Replica
+    from calc.serving.schedule import Load
+    from calc.serving.setup import serve, setup
+
+    c = load_serving_constants()
+    built = setup(load_preset("llama3.1-8b").spec, get_gpu("h100"), system_for_gpu("h100"),
+                  Replica(tp=1, pp=1, ep=1), "bf16", "bf16", "bf16", "sglang", c)
+    few = serve(built, Load("closed", 2048, 128, concurrency=16), c)  # 4 prefills, 128 steps
+    assert few.itl_median == pytest.approx(few.decode.total) and few.itl_median < few.tpot
+    most = serve(built, Load("closed", 2048, 8, concurrency=64), c)  # 16 prefills, 8 steps
+    assert most.itl_median == pytest.approx(most.decode.total + most.prefill.total)
+    static = serve(built, Load("static", 2048, 128, batch=16), c)  # prefilled before decoding
+    assert static.itl_median == static.tpot == static.decode.total
+
+
 def test_a_tighter_target_costs_more_gpus(cli):
     loose = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "50")
     tight = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "15")
@@ -184,9 +205,8 @@ def test_the_fit_keeps_every_constant_inside_its_prior():
 
 def test_a_constant_no_fitted_figure_depends_on_stays_at_its_prior_centre():
     """Every fit starts from the priors' geometric centres; one over rows that do not depend on
-    a constant (LMDeploy's A100 rows, priced as 'other' with vLLM's overhead, say nothing of
-    SGLang's overhead or AMD's kernels) leaves that constant there, and moves the others only
-    where the loss falls."""
+    a constant (LMDeploy's A100 rows say nothing of AMD's kernels) leaves that constant there,
+    and moves the others only where the loss falls."""
     import math
 
     from calc.calibration.serving import centre, fit, loss, prepare_all, start
@@ -199,8 +219,8 @@ def test_a_constant_no_fitted_figure_depends_on_stays_at_its_prior_centre():
     models, _ = prepare_all(constants)
     rows = [m for m in models if m.run.publisher == "lmdeploy"]
     assert rows and all(m.run.engine == "other" and m.run.gpu.startswith("a100") for m in rows)
-    free = ["sglang.step_overhead_ms", "amd.gemm8_fraction"]
-    moved = fit(initial, rows, names=[*free, "vllm.step_overhead_ms"])
+    free = ["amd.gemm16_fraction", "amd.gemm8_fraction", "amd.weight_stream_fraction"]
+    moved = fit(initial, rows, names=[*free, "step_overhead_ms"])
     for name in free:
         assert moved.value(name) == initial.value(name), name
     assert loss(moved, rows) <= loss(initial, rows)
@@ -219,8 +239,7 @@ def test_the_stored_folds_leave_unconstrained_constants_at_their_centres():
     for publisher, values in constants.fit["loso"].items():
         fold = constants.with_values(values)
         others = [m for m in rows if m.run.publisher != publisher]
-        for name in ("amd.gemm16_fraction", "sglang.step_overhead_ms",
-                     "trt-llm.step_overhead_ms"):
+        for name in ("amd.gemm16_fraction", "nvidia.gemm4_fraction"):
             low, high = bounds(constants, name)
             if loss(fold.with_values({name: low}), others) == loss(
                     fold.with_values({name: high}), others):

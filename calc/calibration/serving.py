@@ -9,7 +9,9 @@ What a row is compared on, decided from its settings before any prediction was l
   end-to-end latency read as its throughput (B·O / e2e, an identity). A run at an offered rate
   that kept up (its requests/s within 5 % of the rate) measured the rate, not the engine: its
   throughput is shown but neither fitted nor counted in the errors;
-- tpot: TPOT as printed, else the inter-token latency (the mean, else the median);
+- tpot: TPOT as printed, else the inter-token latency (the mean, else the median); a median
+  inter-token latency is compared with the model's median gap between tokens (a decode
+  iteration unless most gaps hold a prefill), the others with its mean TPOT;
 - ttft: time to first token (the mean, else the median). Fitted only for a static batch (a
   prefill pass, no queue): under load it is mostly queueing, which the model treats coarsely.
 A row without the lengths its requests had (a dataset's mean not recorded in the row) cannot be
@@ -189,6 +191,8 @@ def _value(model: RowModel, served: Served, figure: Figure) -> float:
     run, replicas = model.run, model.replicas
     per_gpu = replicas / run.gpus
     match figure.metric, figure.label:
+        case "tpot", "ITL (median)":  # the median gap; a mean (or a request's TPOT) spreads stalls
+            return served.itl_median
         case "tpot", _:
             return served.tpot
         case "ttft", _:

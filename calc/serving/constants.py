@@ -1,6 +1,6 @@
 """The serving model's constants (presets/serving.toml): kernel efficiencies by GPU vendor, the
-kernel and collective floors, each engine's memory rule, limits and per-iteration overhead, the
-priors the fitted ones were chosen within and the rows they were fitted on.
+kernel and collective floors, the per-iteration overhead, each engine's memory rule and limits,
+the priors the fitted ones were chosen within and the rows they were fitted on.
 
 They are data, never per-run factors: every prediction uses the same numbers.
 """
@@ -53,8 +53,6 @@ class Engine(Frozen):
                     "2048) without chunking)")
     chunked_prefill: Chunking
     source: str = Field(min_length=1)
-    uses_overhead_of: str | None = Field(
-        None, description="the engine whose fitted per-iteration overhead this one takes")
 
     def fraction(self, tp: int) -> float:
         keys = [key for key in self.memory_fraction_by_tp if key <= tp]
@@ -111,9 +109,10 @@ class ServingConstants(Frozen):
         return self.engines[name]  # type: ignore[index]
 
     def step_overhead(self, name: str) -> float:
-        """Seconds one iteration of engine `name` costs beyond its kernels."""
-        engine = self.engine(name)
-        return self.value(f"{engine.uses_overhead_of or name}.step_overhead_ms") * 1e-3
+        """Seconds one iteration of engine `name` costs beyond its kernels: one constant for
+        every engine (presets/serving.toml says why)."""
+        self.engine(name)  # an unknown engine is refused here too
+        return self.value("step_overhead_ms") * 1e-3
 
     def with_values(self, values: dict[str, float]) -> ServingConstants:
         return self.model_copy(update={"fitted": {**self.fitted, **values}})

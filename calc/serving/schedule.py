@@ -16,6 +16,12 @@ average); with fixed lengths a closed loop's requests start and finish together,
 on average for half of the others' prompts (the wave); arrivals at a rate wait in an M/D/1
 queue for the prefill (Poisson arrivals, as vLLM's and SGLang's benchmark clients send them).
 A rate past what the replica can serve is served like an offline queue of the run's requests.
+
+Time per output token is the mean gap, prefill stalls spread over every token; the median gap
+(what a benchmark's median inter-token latency reads) is a plain decode iteration while fewer
+than half the gaps hold another request's prefill iteration, and one that holds it otherwise.
+Chunked prefill spreads the prompts' tokens evenly over the decode iterations here, so its
+median gap is its decode iteration.
 """
 
 from __future__ import annotations
@@ -67,7 +73,8 @@ class Served:
     limit: Limit  # what set it: KV memory, the engine's cap, or the load
     capacity: int  # sequences whose cache fits
     ttft: float
-    tpot: float
+    tpot: float  # the mean gap between a request's tokens
+    itl_median: float  # the median gap between tokens (module docstring)
     e2e: float
     requests_per_s: float
     output_tokens_per_s: float
@@ -100,8 +107,9 @@ def static(model: StepModel, load: Load, batch: int, capacity: int,
     first = model.iteration(0, load.input_len, batch * _prompt_tokens(load), load.input_len, c)
     step = model.iteration(batch, load.input_len + load.output_len / 2, 0, load.input_len, c)
     e2e = first.total + (load.output_len - 1) * step.total
-    return _served(batch, "load", capacity, first.total, step.total if load.output_len > 1
-                   else 0.0, e2e, batch / e2e, load, step, first)
+    gap = step.total if load.output_len > 1 else 0.0
+    return _served(batch, "load", capacity, first.total, gap, gap, e2e, batch / e2e, load, step,
+                   first)
 
 
 def closed(model: StepModel, load: Load, n: float, limit: Limit, capacity: int,
@@ -117,17 +125,27 @@ def closed(model: StepModel, load: Load, n: float, limit: Limit, capacity: int,
         leftover = n * tokens - n_out * riding  # prompt tokens the decode iterations cannot carry
         cycle = n_out * step.total + leftover / tokens * per_prompt
         own = step.total * math.ceil(tokens / max(1.0, engine.step_tokens - n))
+        stalled = 0.0
     else:
         step = model.iteration(n, context, 0, n_in, c)
         cycle = n_out * step.total + n * per_prompt
         own = per_prompt
+        stalled = n * per_prompt / prefill.total / n_out  # prefill iterations a decode one
+    median = _median_gap(step.total, prefill.total, stalled)
     ttft = (n + 1) / 2 * per_prompt if load.synchronized else own + step.total / 2
     ttft = min(ttft, cycle)
     tpot = (cycle - ttft) / (n_out - 1) if n_out > 1 else 0.0
     if load.kind == "offline" and load.requests:
         ttft += cycle * _mean_wave(load.requests, n)
-    return _served(n, limit, capacity, ttft, tpot, ttft + (n_out - 1) * tpot, n / cycle, load,
-                   step, prefill)
+    return _served(n, limit, capacity, ttft, tpot, median if n_out > 1 else 0.0,
+                   ttft + (n_out - 1) * tpot, n / cycle, load, step, prefill)
+
+
+def _median_gap(decode: float, prefill: float, stalled: float) -> float:
+    """The median gap between tokens when `stalled` prefill iterations (of `prefill` seconds)
+    fall, on average, into each decode iteration's gap: Poisson-spread, a gap holds none with
+    probability e^−stalled."""
+    return decode if math.exp(-stalled) >= 0.5 else decode + prefill
 
 
 def _mean_wave(requests: int, n: float) -> float:
@@ -180,8 +198,10 @@ def rate(model: StepModel, load: Load, most: int, limit: Limit, capacity: int,
                 break
         ttft, tpot, step = excess(high)[1]
         if tpot is not None:
-            return _served(high, "load", capacity, ttft, tpot, ttft + (n_out - 1) * tpot, R,
-                           load, step, prefill)
+            stalled = 0.0 if engine.chunked else R * tpot * per_prompt / prefill.total
+            median = _median_gap(step.total, prefill.total, stalled)
+            return _served(high, "load", capacity, ttft, tpot, median,
+                           ttft + (n_out - 1) * tpot, R, load, step, prefill)
     queued = Load("offline", n_in, n_out, requests=load.requests, synchronized=load.synchronized,
                   prefix_hit=load.prefix_hit)
     served = closed(model, queued, min(most, load.requests or most), limit, capacity,
@@ -220,20 +240,21 @@ def phase_only(model: StepModel, load: Load, n: float, limit: Limit, capacity: i
     n_in = load.input_len
     if load.phase == "prefill":
         parts = model.iteration(0, n_in, n * _prompt_tokens(load), n_in, c)
-        return _served(n, limit, capacity, parts.total, 0.0, parts.total, n / parts.total,
-                       load, Parts(), parts)
+        return _served(n, limit, capacity, parts.total, 0.0, 0.0, parts.total,
+                       n / parts.total, load, Parts(), parts)
     parts = model.iteration(n, n_in, 0, n_in, c)
-    return _served(n, limit, capacity, 0.0, parts.total, 0.0, 0.0, load, parts, Parts(),
-                   output=n / parts.total)
+    return _served(n, limit, capacity, 0.0, parts.total, parts.total, 0.0, 0.0, load, parts,
+                   Parts(), output=n / parts.total)
 
 
-def _served(n: float, limit: Limit, capacity: int, ttft: float, tpot: float, e2e: float,
-            requests: float, load: Load, step: Parts, prefill: Parts,
+def _served(n: float, limit: Limit, capacity: int, ttft: float, tpot: float, itl_median: float,
+            e2e: float, requests: float, load: Load, step: Parts, prefill: Parts,
             output: float | None = None) -> Served:
     out = requests * load.output_len if output is None else output
     prompts = requests * load.input_len
     if load.phase == "prefill":
         out = 0.0
-    return Served(batch=n, limit=limit, capacity=capacity, ttft=ttft, tpot=tpot, e2e=e2e,
+    return Served(batch=n, limit=limit, capacity=capacity, ttft=ttft, tpot=tpot,
+                  itl_median=itl_median, e2e=e2e,
                   requests_per_s=requests, output_tokens_per_s=out,
                   total_tokens_per_s=out + prompts, decode=step, prefill=prefill)
