@@ -153,6 +153,25 @@ def test_the_median_gap_is_a_decode_iteration_unless_most_gaps_hold_a_prefill():
     assert static.itl_median == static.tpot == static.decode.total
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trt-llm"])
+def test_every_engine_pays_one_iteration_overhead_and_one_for_each_sequence(engine):
+    """An iteration's overhead beyond its kernels: a floor per layer, the one fixed overhead
+    every engine shares, and the one cost for each decoding sequence (presets/serving.toml)."""
+    from calc.presets import load_preset, system_for_gpu
+    from calc.serving.layouts import Replica
+    from calc.serving.setup import setup
+
+    c = load_serving_constants()
+    spec = load_preset("llama3.1-8b").spec
+    model = setup(spec, get_gpu("h100"), system_for_gpu("h100"), Replica(tp=1, pp=1, ep=1),
+                  "bf16", "bf16", "bf16", engine, c).model
+    one, many = (model.iteration(n, 1000, 0, 1000, c).overhead for n in (1, 65))
+    each = c.value("sequence_overhead_us") * 1e-6
+    assert many - one == pytest.approx(64 * each)
+    assert one == pytest.approx(spec.n_layers * c.value("layer_floor_us") * 1e-6
+                                + c.value("step_overhead_ms") * 1e-3 + each)
+
+
 def test_a_tighter_target_costs_more_gpus(cli):
     loose = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "50")
     tight = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "15")

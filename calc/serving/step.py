@@ -26,8 +26,9 @@ with the kernel efficiencies of presets/serving.toml (calc.serving.constants):
   all-to-all per MoE layer (overlapped with compute where two micro-batches alternate:
   DeepSeek's and SGLang's two-batch overlap);
 - a floor per layer, a floor per expert product a MoE layer runs (each touched expert's
-  tiles are scheduled apart, however few tokens it has), and a fixed overhead per iteration
-  (the engine's scheduler).
+  tiles are scheduled apart, however few tokens it has), a fixed overhead per iteration (the
+  engine's scheduler) and a cost per decoding sequence per iteration (the engine's work for
+  each request: scheduling, sampling, output processing), one of each for every engine.
 """
 
 from __future__ import annotations
@@ -248,13 +249,16 @@ class StepModel:
     def iteration(self, decode: float, context: float, prefill: float, prompt: int,
                   c: ServingConstants) -> Parts:
         """One iteration of the replica: pp micro-batches through pp stages (each stage busy
-        with one micro-batch at a time), plus the engine's fixed overhead."""
+        with one micro-batch at a time), plus the engine's fixed overhead and its cost for
+        each decoding sequence."""
         pp = self.replica.pp
         stage = self.stage(decode / pp, context, prefill / pp, prompt, c)
         if pp > 1 and self.pp_link is not None:
             rows = (decode + prefill) / pp
             stage += Parts(network=p2p(rows * self.hidden_bytes, self.pp_link))
-        return stage.scaled(pp) + Parts(overhead=c.step_overhead(self.engine))
+        engine = c.step_overhead(self.engine) + decode * c.value(
+            "sequence_overhead_us") * MICROSECOND
+        return stage.scaled(pp) + Parts(overhead=engine)
 
 
 def _experts(terms: ModelTerms, replica: Replica, q: float, share: float) -> Experts | None:
