@@ -11614,7 +11614,8 @@ def inference(s):
     L_xa = s['L_xa']
     M_gib = s['M_gib']
     N = s['N']
-    N_e = s['N_e']
+    N_er = s['N_er']
+    N_r = s['N_r']
     N_s = s['N_s']
     R = s['R']
     T = s['T']
@@ -11891,7 +11892,7 @@ def inference(s):
                 )
             )/(BW*K*u_bw)
         ),
-        'decode_weights_read': q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
+        'decode_weights_read': q_w*(-N_er + N_r + ((N_er*(1 - (1 - k/E)**b)) if (E > 0) else (0))),
         'decode_compute_seconds': F_d*b/(K*R*u),
         'decode_memory_seconds': (1/1000000000)*(
             b*q_kv*(
@@ -11932,10 +11933,10 @@ def inference(s):
                 + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                 + L_xa*T_img*h_kv*(d_qk + d_v)
             )
-            + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+            + q_w*(-N_er + N_r + ((N_er*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
         )/(BW*K*u_bw),
         'decode_weights_seconds': (1/1000000000)*q_w*(
-            N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0))
+            -N_er + N_r + ((N_er*(1 - (1 - k/E)**b)) if (E > 0) else (0))
         )/(BW*K*u_bw),
         'decode_seconds': _maximum(
             F_d*b/(K*R*u),
@@ -11978,7 +11979,7 @@ def inference(s):
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                     + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
-                + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+                + q_w*(-N_er + N_r + ((N_er*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)
         ),
         'tokens_per_second': b/_maximum(
@@ -12022,7 +12023,7 @@ def inference(s):
                     + L_ssm*(N_s*d_in + (k_s - 1)*(2*G_s*N_s*i_m2 + d_in))
                     + L_xa*T_img*h_kv*(d_qk + d_v)
                 )
-                + q_w*(N - N_e + ((N_e*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
+                + q_w*(-N_er + N_r + ((N_er*(1 - (1 - k/E)**b)) if (E > 0) else (0)))
             )/(BW*K*u_bw)
         ),
     }

@@ -370,6 +370,9 @@ _TABLE: tuple[SymbolInfo, ...] = (
     SymbolInfo("N_emb", "N_{emb}", "token + learned position embedding parameters", "memory"),
     SymbolInfo("N_head", "N_{head}", "untied LM-head parameters (0 when tied)", "memory"),
     SymbolInfo("N_e", "N_{e}", "routed-expert parameters, all MoE layers", "memory"),
+    SymbolInfo("N_r", "N_{r}", "parameters one token's forward pass reads: a looped model's "
+               "stored layers once each pass they run (calc.spec.loop); N otherwise", "memory"),
+    SymbolInfo("N_er", "N_{er}", "routed-expert parameters of those passes", "memory"),
     SymbolInfo("b", "b", "sequences per micro-batch (training) or per batch (inference)",
                "memory"),
     SymbolInfo("n_tp", "t", "tensor-parallel degree", "memory"),
@@ -698,11 +701,11 @@ L_att2, L_loc2, L_chk2, h2, h_kv2, d_qk2, d_v2, i_sink2 = (SYMBOLS[n] for n in (
 L_kvs, L_kvs2, L_kvsl, L_kvsl2, L_dw, i_kev, i_kev2 = (SYMBOLS[n] for n in (
     "L_kvs", "L_kvs2", "L_kvsl", "L_kvsl2", "L_dw", "i_kev", "i_kev2"))
 T, i_causal, D, F, R, u, K = (SYMBOLS[n] for n in ("T", "i_causal", "D", "F", "R", "u", "K"))
-(N, N_emb, N_head, N_e, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc, q_m, q_o,
- q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (
-    "N", "N_emb", "N_head", "N_e", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2", "i_z3", "i_pp1",
-    "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp", "i_scores", "i_full",
-    "M_gib"))
+(N, N_emb, N_head, N_e, N_r, N_er, b, n_tp, n_pp, n_dp, i_z1, i_z2, i_z3, i_pp1, q_w, q_g, q_gc,
+ q_m, q_o, q_a, q_kv, i_drop, i_sp, i_scores, i_full, M_gib) = (SYMBOLS[n] for n in (
+    "N", "N_emb", "N_head", "N_e", "N_r", "N_er", "b", "n_tp", "n_pp", "n_dp", "i_z1", "i_z2",
+    "i_z3", "i_pp1", "q_w", "q_g", "q_gc", "q_m", "q_o", "q_a", "q_kv", "i_drop", "i_sp",
+    "i_scores", "i_full", "M_gib"))
 (r_a, a_q, a_k, a_v, a_o, a_g, a_up, a_gate, a_down, i_frozen, i_fa, q_f, i_keep_qkv,
  i_keep_o, i_keep_up, i_keep_down, i_keep_head, i_keep_mix, i_keep_exp) = (SYMBOLS[n] for n in (
     "r_a", "a_q", "a_k", "a_v", "a_o", "a_g", "a_up", "a_gate", "a_down", "i_frozen", "i_fa",

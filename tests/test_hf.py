@@ -814,7 +814,8 @@ def test_hrm_text_1b_counts_stored_layers_once_and_passes_each_time():
     H_cycles 2 × (L_cycles 3 low-stack passes + 1 high-stack pass). Parameters: the 32 stored
     layers once, z_L_init's d beside them; FLOPs: each of the 2 · (3 · 16 + 16) = 128 layer
     passes; the KV cache: one slot per pass, as transformers' DynamicCache holds
-    num_hidden_layers = 16 · 2 · (3 + 1) = 128 of them."""
+    num_hidden_layers = 16 · 2 · (3 + 1) = 128 of them; a decode step reads each layer's
+    weights each pass."""
     spec = spec_of("hrm-text-1b")
     d, n, f, h, w, v = 1536, 16, 4096, 12, 128, 65536
     assert (spec.n_layers, spec.loop.passes, spec.executed.n_layers) == (2 * n, 128, 128)
@@ -829,8 +830,11 @@ def test_hrm_text_1b_counts_stored_layers_once_and_passes_each_time():
         + flops.components["attention/gate"] + flops.components["attention/o"] \
         + flops.components["mlp"] == 128 * 2 * layer
     assert flops.components["attention/scores"] == 128 * 2 * 2 * h * w * 128  # QKᵀ, A·V
-    cache = calc.infer(spec, gpu="h100", context=4).inference.kv_cache_bytes_per_token
-    assert cache == 128 * 2 * h * w * 2  # bf16 keys and values in each of the 128 slots
+    block = calc.infer(spec, gpu="h100", context=4).inference
+    assert block.kv_cache_bytes_per_token == 128 * 2 * h * w * 2  # bf16 K and V, 128 slots
+    # a decode step reads the weights each layer pass uses: 128 layers' for 32 stored
+    assert block.weights_bytes == 2 * counts.total
+    assert block.decode_weights_read_bytes == 2 * (2 * v * d + 128 * layer + d)
 
 
 @pytest.mark.parametrize(("update", "message"), [

@@ -143,7 +143,8 @@ def test_compiled_inference_equals_sympy(context, batch, name):
     spec = calc.load_preset(name).spec
     counts = calc.count_params(spec)
     values = {**calc.evaluate.symbol_values(spec), "T": context, "b": batch,
-              "N": counts.total, "N_e": counts.components["moe/experts"], "q_w": 2, "q_kv": 1,
+              "N": counts.total, "N_r": counts.total, "N_er": counts.components["moe/experts"],
+              "q_w": 2, "q_kv": 1,
               "K": 2, **kv_heads_per_gpu(spec, 2), "M_gib": 80, "R": 989.4e12, "u": 0.5,
               "BW": 3350, "u_bw": 0.8,
               "F_p": 1.5e10, "F_d": 1.4e10}

@@ -71,7 +71,8 @@ from calc.symbols import (
     L_xa,
     M_gib,
     N,
-    N_e,
+    N_er,
+    N_r,
     N_s,
     R,
     T,
@@ -186,9 +187,11 @@ KV_CACHE = q_kv * b * ((KV_WIDTH * (KV_TOKEN_LAYERS + SHARED_BLOCK_TOKEN_LAYERS)
                         + INDEXER_KEYS + COMPRESSED_ENTRIES) * KV_COPIES
                        + KV_WIDTH2 * KV_TOKEN_LAYERS2 * KV_COPIES2 + STATE_ELEMENTS)
 GPU_BYTES = K * M_gib * GIB
-# Weights one decode step reads: all but the routed experts, and the experts its b tokens touch.
-WEIGHTS_READ = q_w * (N - N_e + sympy.Piecewise((N_e * (1 - (1 - k / E) ** b), E > 0),
-                                                (0, True)))
+# Weights one decode step reads: all but the routed experts, and the experts its b tokens touch;
+# a looped model's layers each pass they run (the next pass cannot start before this one ends,
+# and no cache holds a layer's weights between passes).
+WEIGHTS_READ = q_w * (N_r - N_er + sympy.Piecewise((N_er * (1 - (1 - k / E) ** b), E > 0),
+                                                   (0, True)))
 
 PREFILL_COMPUTE = b * T * F_p / (K * R * u)
 BYTES_PER_SECOND = K * BW * GB * u_bw

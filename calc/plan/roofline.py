@@ -149,10 +149,15 @@ def roofline(spec: ModelSpec, device: GPU, opts: InferenceWorkload,
     assert device.bandwidth_gb_s is not None  # calc.infer refuses a GPU without one
     peak = device.peak_flops(opts.compute_dtype_name)
     counts = count_params(spec)
+    # a looped model's layers once a pass they run, and the loop's own parameters (its
+    # initial state, which the executed spec has not) once
+    runs = count_params(spec.executed)
+    loop_own = sum(v for name, v in counts.components.items() if name.startswith("loop/"))
     flops = count_flops(spec, opts.context, "causal")
     base = {
         # a looped model's cache: a slot per pass, or per stored layer (calc.spec.loop)
-        **symbol_values(spec.cached), "N": counts.total, "N_e": counts.components["moe/experts"],
+        **symbol_values(spec.cached), "N": counts.total,
+        "N_r": runs.total + loop_own, "N_er": runs.components["moe/experts"],
         "q_w": BYTES_PER_ELEMENT[opts.dtype], "q_kv": BYTES_PER_ELEMENT[opts.kv_dtype_name],
         "K": opts.gpus, **kv_heads_per_gpu(spec, opts.gpus),
         "M_gib": device.memory_gib, "R": peak, "u": opts.mfu,

@@ -142,6 +142,9 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
     moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
            "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
            if spec.moe else "")
+    if spec.loop is not None:  # step time (calc.serving) reads them each pass as well
+        moe += (f"; a looped model reads its looped layers' weights each pass, "
+                f"{spec.executed.n_layers} layers' a token for {spec.n_layers} stored")
     if spec.attention.mla:
         kv_split = (f"MLA's latent, which every head reads, is on each of the {o.gpus:,} GPUs"
                     if o.gpus > 1 else "one GPU holds it all")

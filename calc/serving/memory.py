@@ -164,7 +164,7 @@ def _kind_layers(spec: ModelSpec) -> tuple[int, int, int]:
 def _compiled_kv(spec: ModelSpec, tp: int, kv_dtype: str) -> dict[str, float]:
     """calc.formulas.inference's cache terms for one GPU of tp: per token (all attention layers,
     the GPU's ⌈h_kv/tp⌉ heads, MLA's latent whole) and the recurrent state of one sequence."""
-    values = {**symbol_values(spec), "N": 0, "N_e": 0, "q_w": 0, "q_kv":
+    values = {**symbol_values(spec), "N": 0, "N_r": 0, "N_er": 0, "q_w": 0, "q_kv":
               BYTES_PER_ELEMENT[kv_dtype], "K": 1, "M_gib": 1, "R": 1, "u": 1, "BW": 1,
               "u_bw": 1, "F_p": 0, "F_d": 0, "T": 1, "b": 1}
     mla = spec.attention.mla is not None
