@@ -139,12 +139,12 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         window += (f"; the shared block caches its K and V at each of its "
                    f"{spec.shared_block.depths} depths, all T tokens (the weights are shared, "
                    f"the cache is not)")
-    moe = ("; an MoE decode step reads the routed experts its b tokens touch, "
-           "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
-           if spec.moe else "")
+    reads = ("; an MoE decode step reads the routed experts its b tokens touch, "
+             "E·(1 − (1 − k/E)^b) per layer in expectation under uniform routing (derived)"
+             if spec.moe else "")
     if spec.loop is not None:  # step time (calc.serving) reads them each pass as well
-        moe += (f"; a looped model reads its looped layers' weights each pass, "
-                f"{spec.executed.n_layers} layers' a token for {spec.n_layers} stored")
+        reads += (f"; a looped model's weights once a pass: {spec.executed.n_layers} layer "
+                  f"passes a token over {spec.n_layers} stored layers")
     if spec.attention.mla:
         kv_split = (f"MLA's latent, which every head reads, is on each of the {o.gpus:,} GPUs"
                     if o.gpus > 1 else "one GPU holds it all")
@@ -173,7 +173,7 @@ def conventions(spec: ModelSpec, block: InferenceBlock) -> list[str]:
         f"Prefill: b·T prompt tokens in one causal forward pass (FLOPs as calc counts them: "
         f"matrix products, 2 per multiply-add), reading the weights and writing the cache "
         f"once. Decode: one token for each of the b sequences per step, attending to T cached "
-        f"keys and reading the weights and the whole cache once{moe}.",
+        f"keys and reading the weights and the whole cache once{reads}.",
         f"Memory: {o.gpus:,} × the catalogue memory_gib × 2^30 bytes; weights are split "
         f"evenly over the GPUs; the cache by whole KV heads: {kv_split}. Activations, CUDA "
         f"graphs and allocator overhead are not counted.",
