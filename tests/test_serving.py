@@ -172,6 +172,25 @@ def test_every_engine_pays_one_iteration_overhead_and_one_for_each_sequence(engi
                                 + c.value("step_overhead_ms") * 1e-3 + each)
 
 
+@pytest.mark.parametrize("engine, held", [("trt-llm", 1.0), ("vllm", 0.5), ("sglang", 0.5)])
+def test_the_sequences_that_fit_follow_the_engines_admission(engine, held):
+    """TensorRT-LLM's default capacity policy (GUARANTEED_NO_EVICT) admits a request against
+    its prompt and whole output; vLLM fills blocks as tokens come (preempting when full), so a
+    continuous batch's sequences hold I + O/2 on average. A static batch holds I + O in both."""
+    from calc.presets import load_preset, system_for_gpu
+    from calc.serving.layouts import Replica
+    from calc.serving.schedule import Load
+    from calc.serving.setup import serve, setup
+
+    c = load_serving_constants()
+    built = setup(load_preset("llama3.1-70b").spec, get_gpu("h100"), system_for_gpu("h100"),
+                  Replica(tp=4, pp=1, ep=1), "bf16", "bf16", "bf16", engine, c)
+    running = serve(built, Load("closed", 2000, 2000, concurrency=8), c)
+    assert running.capacity == built.capacity(2000 + held * 2000)
+    static = serve(built, Load("static", 2000, 2000, batch=8), c)
+    assert static.capacity == built.capacity(4000) < built.capacity(3000)
+
+
 def test_a_tighter_target_costs_more_gpus(cli):
     loose = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "50")
     tight = serving(cli, *LLAMA, "--request-rate", "10", "--tpot-ms", "15")

@@ -52,6 +52,11 @@ class Engine(Frozen):
                     "to the served context (vLLM V0: max_num_batched_tokens = max(max_model_len, "
                     "2048) without chunking)")
     chunked_prefill: Chunking
+    reserves: Literal["current", "completion"] = Field(
+        "current", description="the KV cache a running request is admitted against: the tokens "
+                               "it holds (vLLM: blocks as they fill, preempting when full), or "
+                               "its prompt and whole output from admission (TensorRT-LLM's "
+                               "GUARANTEED_NO_EVICT)")
     source: str = Field(min_length=1)
 
     def fraction(self, tp: int) -> float:

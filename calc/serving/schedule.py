@@ -63,6 +63,7 @@ class EngineSettings:
     step_tokens: int  # an iteration's token budget with chunked prefill
     prefill_tokens: int  # a prefill-only iteration's token budget
     chunked: bool
+    reserves_completion: bool = False  # a request's cache is held to I + O from its admission
 
 
 @dataclass(frozen=True)

@@ -79,39 +79,41 @@ def setup(spec: ModelSpec, gpu: GPU, system: System | None, replica: Replica, dt
         name=engine, max_sequences=sequences, step_tokens=defaults.step_tokens,
         prefill_tokens=max(context, defaults.step_tokens)
         if defaults.prefill_budget == "context" else defaults.step_tokens,
-        chunked=chunks)
+        chunked=chunks, reserves_completion=defaults.reserves == "completion")
     workspace = workspace_bytes(spec, terms, replica, settings.step_tokens, sequences)
     model = step_model(spec, terms, replica, memory, gpu, system, engine, dtype, compute_dtype,
                        vendor, overlap_ep)
     return Setup(model, settings, kv_budget(memory, defaults, replica.tp, workspace))
 
 
-def context_tokens(load: Load) -> float:
-    """A running sequence's mean cache: a static batch's all reach I + O together, a
-    continuous batch's are spread over their outputs (I + O/2), a decode node's hold I."""
+def context_tokens(load: Load, completion: bool = False) -> float:
+    """The cache a running sequence takes: a static batch's all reach I + O together, a
+    continuous batch's are spread over their outputs (I + O/2) unless the engine reserves each
+    request's whole output from its admission (`completion`: I + O), a decode node's hold I."""
     if load.phase != "both":
         return load.input_len
-    if load.kind == "static":
+    if load.kind == "static" or completion:
         return load.input_len + load.output_len
     return load.input_len + load.output_len / 2
 
 
 def serve(s: Setup, load: Load, constants: ServingConstants) -> Served:
     """`load` on the replica `s`; DoesNotFit when the weights or one sequence do not fit."""
-    capacity = s.capacity(context_tokens(load))
+    tokens = context_tokens(load, s.engine.reserves_completion)
+    capacity = s.capacity(tokens)
     if s.budget <= 0:
         raise DoesNotFit(f"the weights ({s.memory.weights / GIB:,.1f} GiB a GPU) leave no "
                          f"room for a KV cache in the engine's share of "
                          f"{s.memory.gpu / GIB:,.0f} GiB")
     if capacity < 1:
-        raise DoesNotFit(f"one sequence of {context_tokens(load):,.0f} tokens does not fit the "
+        raise DoesNotFit(f"one sequence of {tokens:,.0f} tokens does not fit the "
                          f"{s.budget / GIB:,.1f} GiB of KV cache a GPU has")
     most = min(capacity, s.engine.max_sequences)
     cap_limit: Limit = "memory" if capacity <= s.engine.max_sequences else "engine"
     if load.kind == "static":
         batch = load.batch or most
         if batch > capacity:
-            raise DoesNotFit(f"batch={batch:,} of {context_tokens(load):,.0f}-token sequences "
+            raise DoesNotFit(f"batch={batch:,} of {tokens:,.0f}-token sequences "
                              f"does not fit; the largest that does is {capacity:,}")
         return static(s.model, load, batch, capacity, constants)
     if load.phase != "both":
