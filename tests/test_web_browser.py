@@ -25,6 +25,7 @@ FALCON = ROOT / "tests" / "data" / "hf_configs" / "falcon-7b.json"
 SCREENSHOT = ROOT / "docs" / "img" / "web.png"
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 DRIVER = shutil.which("chromedriver")
+SHOWN_WITHIN_S = 60  # a page's wait for the server's answer (2 busy cores, a cold import)
 
 webdriver = pytest.importorskip(
     "selenium.webdriver", reason="Selenium is not installed (pip install -e '.[test]')")
@@ -67,11 +68,21 @@ def fill(browser: Any, **fields: str) -> None:
     browser.find_element(By.XPATH, "//button[text()='show']").click()
 
 
+def shown(browser: Any, by: str, selector: str) -> Any:
+    """The element once the page shows it: a click on 'show' can return before the browser
+    has left the page it was on, so looking at once may read the old page."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    return WebDriverWait(browser, SHOWN_WITHIN_S).until(
+        expected_conditions.presence_of_element_located((by, selector)))
+
+
 def cell(browser: Any, label: str, column: int = 1) -> str:
     """Cell `column` of the first table row whose first cell is `label`."""
     from selenium.webdriver.common.by import By
 
-    row = browser.find_element(By.XPATH, f"//tr[td[1][normalize-space()='{label}']]")
+    row = shown(browser, By.XPATH, f"//tr[td[1][normalize-space()='{label}']]")
     return row.find_elements(By.TAG_NAME, "td")[column].text.strip()
 
 
@@ -131,7 +142,7 @@ def test_an_error_in_the_browser(site):
     browser, base = site
     browser.get(f"{base}/")
     fill(browser, model="llama2-7b", tokens="1e99")
-    line = browser.find_element(By.CSS_SELECTOR, "p.error").text
+    line = shown(browser, By.CSS_SELECTOR, "p.error").text
     assert line == "calc: error: --tokens: '1e99' is outside [1, 1e18]; e.g. 2e12 or 2T"
     assert browser.find_element(By.CSS_SELECTOR, "label.bad").text.startswith("tokens")
     fill(browser, tokens="2e12", gpu="a100")  # and the server goes on
