@@ -113,12 +113,6 @@ class ServingConstants(Frozen):
                             f"{', '.join(self.engines)}")
         return self.engines[name]  # type: ignore[index]
 
-    def step_overhead(self, name: str) -> float:
-        """Seconds one iteration of engine `name` costs beyond its kernels: one constant for
-        every engine (presets/serving.toml says why)."""
-        self.engine(name)  # an unknown engine is refused here too
-        return self.value("step_overhead_ms") * 1e-3
-
     def with_values(self, values: dict[str, float]) -> ServingConstants:
         return self.model_copy(update={"fitted": {**self.fitted, **values}})
 

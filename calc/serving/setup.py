@@ -81,8 +81,8 @@ def setup(spec: ModelSpec, gpu: GPU, system: System | None, replica: Replica, dt
         if defaults.prefill_budget == "context" else defaults.step_tokens,
         chunked=chunks, reserves_completion=defaults.reserves == "completion")
     workspace = workspace_bytes(spec, terms, replica, settings.step_tokens, sequences)
-    model = step_model(spec, terms, replica, memory, gpu, system, engine, dtype, compute_dtype,
-                       vendor, overlap_ep)
+    model = step_model(spec, terms, replica, memory, gpu, system, dtype, compute_dtype, vendor,
+                       overlap_ep)
     return Setup(model, settings, kv_budget(memory, defaults, replica.tp, workspace))
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from calc.counting import GIGA
+from calc.counting import GIGA, MILLISECOND
 from calc.errors import CalcError
 from calc.evaluate import count_flops
 from calc.serving.constants import ServingConstants
@@ -114,7 +114,6 @@ class StepModel:
 
     spec: ModelSpec
     replica: Replica
-    engine: str
     memory: ReplicaMemory
     vendor: str
     gemm_class: str  # gemm16, gemm8 or gemm4: the width the products run in
@@ -256,8 +255,9 @@ class StepModel:
         if pp > 1 and self.pp_link is not None:
             rows = (decode + prefill) / pp
             stage += Parts(network=p2p(rows * self.hidden_bytes, self.pp_link))
-        engine = c.step_overhead(self.engine) + decode * c.value(
-            "sequence_overhead_us") * MICROSECOND
+        # one of each for every engine (presets/serving.toml says why)
+        engine = (c.value("step_overhead_ms") * MILLISECOND
+                  + decode * c.value("sequence_overhead_us") * MICROSECOND)
         return stage.scaled(pp) + Parts(overhead=engine)
 
 
@@ -302,8 +302,8 @@ def key_flops(spec: ModelSpec, tp: int, kind: str = "") -> float:
 
 
 def step_model(spec: ModelSpec, terms: ModelTerms, replica: Replica, memory: ReplicaMemory,
-               gpu: GPU, system: System | None, engine: str, dtype: str, compute_dtype: str,
-               vendor: str, overlap_ep: bool = False) -> StepModel:
+               gpu: GPU, system: System | None, dtype: str, compute_dtype: str, vendor: str,
+               overlap_ep: bool = False) -> StepModel:
     """The StepModel of `spec` on `replica` (every constant-free term, computed once)."""
     if gpu.bandwidth_gb_s is None:
         raise CalcError(f"gpu {gpu.name!r} has no memory bandwidth in the catalogue; serving "
@@ -329,7 +329,7 @@ def step_model(spec: ModelSpec, terms: ModelTerms, replica: Replica, memory: Rep
     reductions = sum(per_layer for per_layer, _ in tp_reductions(spec)) * terms.layers * share
     width = max(w for _, w in tp_reductions(spec))
     return StepModel(
-        spec=spec, replica=replica, engine=engine, memory=memory, vendor=vendor,
+        spec=spec, replica=replica, memory=memory, vendor=vendor,
         gemm_class=f"gemm{GEMM_WIDTH[compute_dtype]}",
         gemm_peak=gpu.peak_flops(compute_dtype), attention_peak=gpu.peak_flops(
             WIDE if WIDE in gpu.peak_tflops else "fp16"),
